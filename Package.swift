@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// analytics-host: a Segment-style analytics client for Linux whose device-mode destinations are
+// shared libraries loaded at start-up through the C ABI in include/analytics_plugin.h.
+// No package dependencies: the Swift toolchain and zlib only.
+let package = Package(
+    name: "analytics-host",
+    products: [
+        .library(name: "AnalyticsCore", targets: ["AnalyticsCore"]),
+        .library(name: "AnalyticsIntegration", targets: ["AnalyticsIntegration"]),
+        .executable(name: "analytics-host", targets: ["analytics-host"]),
+        .executable(name: "analytics-bench", targets: ["analytics-bench"]),
+    ],
+    targets: [
+        // The C ABI shared by the host and every integration library (header only).
+        .systemLibrary(name: "CAnalyticsABI", path: "include"),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .target(name: "AnalyticsCore", dependencies: ["CAnalyticsABI", "CZlib"]),
+        .target(name: "AnalyticsIntegration", dependencies: ["AnalyticsCore", "CAnalyticsABI"]),
+        .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore"]),
+        .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore"]),
+        .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,104 @@
+/// One Segment message, as it travels through the timeline.
+///
+/// The payload is the whole message as a JSON object, so fields the host does not know about
+/// survive untouched from input to upload. Typed accessors cover the spec's common fields.
+public struct Event: Sendable {
+    /// The call type; kept in step with `payload["type"]`.
+    public var type: EventType {
+        didSet { if type != oldValue { payload["type"] = .string(type.rawValue) } }
+    }
+
+    /// The full message. Changing it drops the cached serialization.
+    public var payload: JSONObject {
+        didSet { encodedCache = nil }
+    }
+
+    /// Serialized payload, filled once before an event fans out to several loaded integrations so
+    /// that unchanged copies share one encoding.
+    var encodedCache: [UInt8]?
+
+    /// Wraps a message. The type comes from `payload["type"]`, which must be one of the calls.
+    public init(payload: JSONObject) throws(EventError) {
+        guard let t = payload["type"]?.stringValue else { throw EventError.invalid("event has no \"type\"") }
+        guard let type = EventType(rawValue: t) else { throw EventError.invalid("unknown event type \"\(t)\"") }
+        self.type = type
+        self.payload = payload
+    }
+
+    init(type: EventType, payload: JSONObject) {
+        self.type = type
+        self.payload = payload
+    }
+
+    /// The payload as JSON text (cached when the pipeline has already encoded it).
+    public var serializedBytes: [UInt8] { encodedCache ?? payload.serializedBytes() }
+
+    mutating func cacheEncoding() { if encodedCache == nil { encodedCache = payload.serializedBytes() } }
+
+    // MARK: Common fields
+
+    public var messageId: String? {
+        get { payload["messageId"]?.stringValue }
+        set { payload["messageId"] = newValue.map(JSON.string) }
+    }
+    public var timestamp: String? {
+        get { payload["timestamp"]?.stringValue }
+        set { payload["timestamp"] = newValue.map(JSON.string) }
+    }
+    public var userId: String? {
+        get { payload["userId"]?.stringValue }
+        set { payload["userId"] = newValue.map(JSON.string) }
+    }
+    public var anonymousId: String? {
+        get { payload["anonymousId"]?.stringValue }
+        set { payload["anonymousId"] = newValue.map(JSON.string) }
+    }
+    public var context: JSONObject {
+        get { payload["context"]?.objectValue ?? [:] }
+        set { payload["context"] = .object(newValue) }
+    }
+    /// The per-call `integrations` option (REFERENCE §2).
+    public var integrations: JSONObject {
+        get { payload["integrations"]?.objectValue ?? [:] }
+        set { payload["integrations"] = .object(newValue) }
+    }
+
+    // MARK: Per-type fields
+
+    /// Track: the event name.
+    public var event: String? {
+        get { payload["event"]?.stringValue }
+        set { payload["event"] = newValue.map(JSON.string) }
+    }
+    /// Screen / page: the screen name.
+    public var name: String? {
+        get { payload["name"]?.stringValue }
+        set { payload["name"] = newValue.map(JSON.string) }
+    }
+    /// Track / screen / page properties.
+    public var properties: JSONObject {
+        get { payload["properties"]?.objectValue ?? [:] }
+        set { payload["properties"] = .object(newValue) }
+    }
+    /// Identify / group traits.
+    public var traits: JSONObject {
+        get { payload["traits"]?.objectValue ?? [:] }
+        set { payload["traits"] = .object(newValue) }
+    }
+    public var groupId: String? {
+        get { payload["groupId"]?.stringValue }
+        set { payload["groupId"] = newValue.map(JSON.string) }
+    }
+    public var previousId: String? {
+        get { payload["previousId"]?.stringValue }
+        set { payload["previousId"] = newValue.map(JSON.string) }
+    }
+}
+
+/// A message the host refuses, with the reason.
+public enum EventError: Error, Sendable, Equatable, CustomStringConvertible {
+    case invalid(String)
+    public var description: String {
+        switch self { case .invalid(let why): return "invalid event: \(why)" }
+    }
+}

@@ -1,0 +1,22 @@
+extension Event {
+    /// Checks what the spec requires of each call, so bad input is refused with a reason at call
+    /// time instead of failing later at the server.
+    public func validate() throws(EventError) {
+        switch type {
+        case .track:
+            guard let e = event, !e.isEmpty else { throw .invalid("track needs a non-empty \"event\" name") }
+        case .group:
+            guard let g = groupId, !g.isEmpty else { throw .invalid("group needs a non-empty \"groupId\"") }
+        case .alias:
+            guard let u = userId, !u.isEmpty else { throw .invalid("alias needs a non-empty \"userId\"") }
+        case .identify, .screen, .page:
+            break
+        }
+        if userId == nil && anonymousId == nil {
+            throw .invalid("\(type.rawValue) has neither userId nor anonymousId")
+        }
+        for (key, value) in payload where !value.isFinite {
+            throw .invalid("\"\(key)\" contains a non-finite number (NaN or infinity has no JSON form)")
+        }
+    }
+}

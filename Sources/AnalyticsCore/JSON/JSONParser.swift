@@ -1,0 +1,276 @@
+import Foundation
+
+/// Why a JSON text could not be read: what went wrong and at which byte.
+public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public var offset: Int
+    public var description: String { "invalid JSON at byte \(offset): \(message)" }
+}
+
+extension JSON {
+    /// Parses JSON text (RFC 8259). Duplicate keys: the last one wins, as in JavaScript.
+    /// Nesting is limited to 512 levels so that hostile input cannot exhaust the stack.
+    public init(parsing text: String) throws(JSONParseError) {
+        var text = text
+        self = try text.withUTF8 { JSON.parse($0) }.get()
+    }
+
+    public init(parsing data: Data) throws(JSONParseError) {
+        self = try data.withUnsafeBytes { raw in
+            JSON.parse(UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count))
+        }.get()
+    }
+
+    public init(parsing bytes: [UInt8]) throws(JSONParseError) {
+        self = try bytes.withUnsafeBufferPointer { JSON.parse($0) }.get()
+    }
+
+    public init(parsingUTF8 buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) {
+        self = try JSON.parse(buffer).get()
+    }
+
+    static func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSON, JSONParseError> {
+        var p = JSONByteParser(buffer)
+        do throws(JSONParseError) {
+            p.skipSpace()
+            let value = try p.parseValue(depth: 0)
+            p.skipSpace()
+            if p.pos != p.end { throw p.fail("unexpected text after the value") }
+            return .success(value)
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+struct JSONByteParser {
+    let base: UnsafePointer<UInt8>?
+    var pos = 0
+    let end: Int
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>) {
+        base = buffer.baseAddress
+        end = buffer.count
+    }
+
+    @inline(__always) func byte(_ i: Int) -> UInt8 { base![i] }
+
+    func fail(_ message: String) -> JSONParseError { JSONParseError(message: message, offset: pos) }
+
+    @inline(__always) mutating func skipSpace() {
+        while pos < end {
+            let c = byte(pos)
+            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { pos += 1 } else { return }
+        }
+    }
+
+    mutating func parseValue(depth: Int) throws(JSONParseError) -> JSON {
+        guard pos < end else { throw fail("unexpected end of input") }
+        switch byte(pos) {
+        case UInt8(ascii: "{"):
+            guard depth < 512 else { throw fail("nesting deeper than 512 levels") }
+            return .object(try parseObject(depth: depth + 1))
+        case UInt8(ascii: "["):
+            guard depth < 512 else { throw fail("nesting deeper than 512 levels") }
+            return .array(try parseArray(depth: depth + 1))
+        case UInt8(ascii: "\""):
+            return .string(try parseString())
+        case UInt8(ascii: "t"):
+            try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return .number(try parseNumber())
+        default:
+            throw fail("unexpected character '\(Character(Unicode.Scalar(byte(pos))))'")
+        }
+    }
+
+    mutating func literal(_ word: StaticString) throws(JSONParseError) {
+        let n = word.utf8CodeUnitCount
+        guard end - pos >= n else { throw fail("unexpected end of input") }
+        for i in 0..<n where byte(pos + i) != word.utf8Start[i] { throw fail("invalid literal") }
+        pos += n
+    }
+
+    mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONObject {
+        pos += 1
+        var pairs: [JSONObject.Element] = []
+        skipSpace()
+        if pos < end && byte(pos) == UInt8(ascii: "}") { pos += 1; return JSONObject(uniquePairs: pairs) }
+        var mayHaveDuplicates = false
+        while true {
+            skipSpace()
+            guard pos < end, byte(pos) == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let key = try parseString()
+            skipSpace()
+            guard pos < end, byte(pos) == UInt8(ascii: ":") else { throw fail("expected ':' after key") }
+            pos += 1
+            skipSpace()
+            let value = try parseValue(depth: depth)
+            if pairs.count < 16 {
+                if let i = pairs.firstIndex(where: { $0.key == key }) { pairs[i].value = value } else { pairs.append((key, value)) }
+            } else {
+                mayHaveDuplicates = true
+                pairs.append((key, value))
+            }
+            skipSpace()
+            guard pos < end else { throw fail("unterminated object") }
+            let c = byte(pos)
+            pos += 1
+            if c == UInt8(ascii: ",") { continue }
+            if c == UInt8(ascii: "}") { break }
+            pos -= 1
+            throw fail("expected ',' or '}' in object")
+        }
+        if mayHaveDuplicates { return JSONObject(pairs.map { ($0.key, $0.value) }) }
+        return JSONObject(uniquePairs: pairs)
+    }
+
+    mutating func parseArray(depth: Int) throws(JSONParseError) -> [JSON] {
+        pos += 1
+        var items: [JSON] = []
+        skipSpace()
+        if pos < end && byte(pos) == UInt8(ascii: "]") { pos += 1; return items }
+        while true {
+            skipSpace()
+            items.append(try parseValue(depth: depth))
+            skipSpace()
+            guard pos < end else { throw fail("unterminated array") }
+            let c = byte(pos)
+            pos += 1
+            if c == UInt8(ascii: ",") { continue }
+            if c == UInt8(ascii: "]") { break }
+            pos -= 1
+            throw fail("expected ',' or ']' in array")
+        }
+        return items
+    }
+
+    mutating func parseString() throws(JSONParseError) -> String {
+        pos += 1
+        let start = pos
+        // Fast path: no escapes.
+        while pos < end {
+            let c = byte(pos)
+            if c == UInt8(ascii: "\"") {
+                let s = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
+                pos += 1
+                return s
+            }
+            if c == UInt8(ascii: "\\") { break }
+            if c < 0x20 { throw fail("control character in string") }
+            pos += 1
+        }
+        var bytes = [UInt8](UnsafeBufferPointer(start: base! + start, count: pos - start))
+        while pos < end {
+            let c = byte(pos)
+            if c == UInt8(ascii: "\"") {
+                pos += 1
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            if c < 0x20 { throw fail("control character in string") }
+            if c != UInt8(ascii: "\\") { bytes.append(c); pos += 1; continue }
+            pos += 1
+            guard pos < end else { break }
+            let e = byte(pos)
+            pos += 1
+            switch e {
+            case UInt8(ascii: "\""): bytes.append(0x22)
+            case UInt8(ascii: "\\"): bytes.append(0x5C)
+            case UInt8(ascii: "/"): bytes.append(0x2F)
+            case UInt8(ascii: "b"): bytes.append(0x08)
+            case UInt8(ascii: "f"): bytes.append(0x0C)
+            case UInt8(ascii: "n"): bytes.append(0x0A)
+            case UInt8(ascii: "r"): bytes.append(0x0D)
+            case UInt8(ascii: "t"): bytes.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    // A high surrogate must be followed by \u and a low surrogate; otherwise U+FFFD.
+                    if end - pos >= 6, byte(pos) == UInt8(ascii: "\\"), byte(pos + 1) == UInt8(ascii: "u") {
+                        pos += 2
+                        let low = try hex4()
+                        if (0xDC00...0xDFFF).contains(low) {
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        } else {
+                            appendScalar(0xFFFD, to: &bytes)
+                            scalar = low
+                        }
+                    } else {
+                        scalar = 0xFFFD
+                    }
+                }
+                if (0xD800...0xDFFF).contains(scalar) { scalar = 0xFFFD }
+                appendScalar(scalar, to: &bytes)
+            default:
+                pos -= 1
+                throw fail("invalid escape")
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    mutating func hex4() throws(JSONParseError) -> UInt32 {
+        guard end - pos >= 4 else { throw fail("truncated \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = byte(pos)
+            let d: UInt32
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt32(c - 48)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): d = UInt32(c - 87)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): d = UInt32(c - 55)
+            default: throw fail("invalid \\u escape")
+            }
+            v = v << 4 | d
+            pos += 1
+        }
+        return v
+    }
+
+    func appendScalar(_ v: UInt32, to bytes: inout [UInt8]) {
+        let scalar = Unicode.Scalar(v) ?? "\u{FFFD}"
+        bytes.append(contentsOf: UTF8.encode(scalar)!)
+    }
+
+    mutating func parseNumber() throws(JSONParseError) -> Double {
+        let start = pos
+        if byte(pos) == UInt8(ascii: "-") { pos += 1 }
+        guard pos < end, (48...57).contains(byte(pos)) else { throw fail("invalid number") }
+        var integer: Int64 = 0
+        var simple = true
+        var digits = 0
+        if byte(pos) == UInt8(ascii: "0") {
+            pos += 1
+        } else {
+            while pos < end, (48...57).contains(byte(pos)) {
+                integer = integer &* 10 &+ Int64(byte(pos) - 48)
+                digits += 1
+                pos += 1
+            }
+        }
+        if pos < end, byte(pos) == UInt8(ascii: ".") {
+            simple = false
+            pos += 1
+            guard pos < end, (48...57).contains(byte(pos)) else { throw fail("invalid number: digit expected after '.'") }
+            while pos < end, (48...57).contains(byte(pos)) { pos += 1 }
+        }
+        if pos < end, byte(pos) | 0x20 == UInt8(ascii: "e") {
+            simple = false
+            pos += 1
+            if pos < end, byte(pos) == UInt8(ascii: "+") || byte(pos) == UInt8(ascii: "-") { pos += 1 }
+            guard pos < end, (48...57).contains(byte(pos)) else { throw fail("invalid number: digit expected in exponent") }
+            while pos < end, (48...57).contains(byte(pos)) { pos += 1 }
+        }
+        if simple && digits <= 15 {
+            let v = Double(integer)
+            return byte(start) == UInt8(ascii: "-") ? (integer == 0 ? -0.0 : -v) : v
+        }
+        let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
+        guard let v = Double(text) else { throw fail("invalid number") }
+        return v
+    }
+}

@@ -1,0 +1,59 @@
+import Testing
+@testable import AnalyticsCore
+
+@Suite struct JSONTests {
+    @Test func roundTripKeepsOrderAndUnknownFields() throws {
+        let text = #"{"z":1,"a":[true,false,null,{"k":"v"}],"s":"q\"\\\n\u00e9\ud83d\ude00","n":-0.5,"big":12345678901234,"e":1.5e-7}"#
+        let value = try JSON(parsing: text)
+        #expect(value["z"] == 1)
+        #expect(value["s"]?.stringValue == "q\"\\\né😀")
+        #expect(value.objectValue?.keys == ["z", "a", "s", "n", "big", "e"])
+        let again = try JSON(parsing: value.serialized())
+        #expect(again == value)
+        #expect(value.serialized().hasPrefix(#"{"z":1,"a":[true,false,null,{"k":"v"}],"s":"q\"\\\n"#))
+        #expect(JSON.number(12345678901234).serialized() == "12345678901234")
+        #expect(JSON.number(0.1).serialized() == "0.1")
+    }
+
+    @Test(arguments: ["", "{", "[1,]", "{\"a\" 1}", "tru", "\"abc", "01x", "1.", "-", "{\"a\":1}}", "\"\u{01}\"", "\"\\x\""])
+    func malformedTextIsAnErrorWithOffset(_ text: String) {
+        #expect(throws: JSONParseError.self) { try JSON(parsing: text) }
+    }
+
+    @Test func deepNestingIsRefusedNotACrash() {
+        let deep = String(repeating: "[", count: 100_000)
+        #expect(throws: JSONParseError.self) { try JSON(parsing: deep) }
+    }
+
+    @Test func duplicateKeysLastWins() throws {
+        #expect(try JSON(parsing: #"{"a":1,"a":2}"#) == ["a": 2])
+    }
+
+    @Test func pathLookupIndexesArrays() throws {
+        let v = try JSON(parsing: #"{"products":[{"price":3},{"price":4}]}"#)
+        #expect(v[path: "products.1.price"] == 4)
+        #expect(v[path: "products.2.price"] == nil)
+    }
+
+    @Test func objectEqualityIgnoresOrderButTextDoesNot() {
+        let a: JSON = ["x": 1, "y": 2]
+        let b: JSON = ["y": 2, "x": 1]
+        #expect(a == b)
+        #expect(a.serialized() != b.serialized())
+        #expect(Set([a, b]).count == 1)
+    }
+
+    @Test func timestampAndMessageIdShapes() {
+        #expect(ISOTimestamp.format(seconds: 1_795_000_000, milliseconds: 7) == "2026-11-18T11:06:40.007Z")
+        let id = MessageID.make()
+        #expect(id.count == 36)
+        #expect(UUIDShape.matches(id))
+    }
+}
+
+enum UUIDShape {
+    static func matches(_ s: String) -> Bool {
+        let parts = s.split(separator: "-")
+        return parts.map(\.count) == [8, 4, 4, 4, 12] && parts[2].first == "4"
+    }
+}

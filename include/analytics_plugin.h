@@ -1,0 +1,4 @@
+/* placeholder: the ABI header is written in the ABI issue */
+#ifndef ANALYTICS_PLUGIN_H
+#define ANALYTICS_PLUGIN_H
+#endif
