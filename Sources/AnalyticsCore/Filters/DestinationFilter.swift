@@ -56,14 +56,16 @@ public struct DestinationFilter: Sendable {
             case .expression(let e): guard e.matches(payload) else { continue }
             }
             for transformer in step.transformers {
-                switch transformer.apply(to: &payload, random: random) {
+                switch transformer.apply(to: &payload, owned: changed, random: random) {
                 case .kept(let c): changed = changed || c
                 case .dropped(let why): return .dropped(reason: "filter rule \(rule): \(why)")
                 }
             }
         }
         guard changed else { return .kept(event) }
-        guard case .string(let name)? = payload["type"], let type = EventType(rawValue: name) else {
+        guard case .string(let name)? = payload.member("type"),
+            let type = name == event.type.rawValue ? event.type : EventType(rawValue: name)
+        else {
             return .dropped(reason: "filter rules removed the event's type or replaced it with an unknown one")
         }
         return .kept(Event(type: type, payload: payload))

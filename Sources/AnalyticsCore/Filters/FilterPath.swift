@@ -37,7 +37,7 @@ struct FilterPath: Sendable, CustomStringConvertible {
     /// The value at this path; nil (JavaScript's `undefined`) when any step is missing.
     @inline(__always)
     func value(in payload: JSONObject) -> JSON? {
-        guard let first = segments.first, var current = payload[first.key] else { return nil }
+        guard let first = segments.first, var current = payload.member(first.key) else { return nil }
         var i = 1
         while i < segments.count {
             guard let next = FilterPath.step(current, segments[i]) else { return nil }
@@ -50,7 +50,7 @@ struct FilterPath: Sendable, CustomStringConvertible {
     @inline(__always)
     static func step(_ value: JSON, _ segment: Segment) -> JSON? {
         switch value {
-        case .object(let o): return o[segment.key]
+        case .object(let o): return o.member(segment.key)
         case .array(let a):
             guard let i = segment.index, i < a.count else { return nil }
             return a[i]
@@ -162,5 +162,32 @@ extension JSONObject {
         let r = body(&v)
         storage[i].value = v
         return r
+    }
+
+    /// Replaces possibly shared storage by a private copy made with specialized element copies
+    /// (Array's copy-on-write path copies the key/value tuples through generic runtime witnesses,
+    /// which costs several times more on the filter's hot path).
+    mutating func detachStorage() {
+        var copy: [Element] = []
+        copy.reserveCapacity(storage.count)
+        for e in storage { copy.append(e) }
+        storage = copy
+    }
+
+    /// A member, looked up comparing lengths before text (most keys differ in length, and
+    /// String's own `==` takes a slow path for every mismatch).
+    @inline(__always)
+    func member(_ key: String) -> JSON? {
+        let n = key.utf8.count
+        for e in storage where e.key.utf8.count == n && e.key == key { return e.value }
+        return nil
+    }
+
+    /// Keeps the members whose key passes `keep`, in order, building fresh storage in one pass.
+    mutating func keepMembers(where keep: (String) -> Bool) {
+        var kept: [Element] = []
+        kept.reserveCapacity(storage.count)
+        for e in storage where keep(e.key) { kept.append(e) }
+        storage = kept
     }
 }

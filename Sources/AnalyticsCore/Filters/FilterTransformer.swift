@@ -132,24 +132,28 @@ enum FilterTransformer: Sendable {
 
     // MARK: Applying
 
-    func apply(to payload: inout JSONObject, random: @Sendable () -> Double) -> Result {
+    /// Runs the transformer. `owned` tells whether `payload`'s top-level storage is already a
+    /// private copy (an earlier transformer changed it); if not, it is copied once before the
+    /// first change, with specialized element copies rather than the generic copy-on-write path.
+    func apply(to payload: inout JSONObject, owned: Bool, random: @Sendable () -> Double) -> Result {
+        var owned = owned
         switch self {
         case .drop:
             return .dropped("drop")
         case .dropProperties(let lists):
             var changed = false
             for (path, keys) in lists {
-                changed = FilterTransformer.editObjects(at: path, in: &payload,
-                    needsEdit: { o in keys.contains { o.contains($0) } },
-                    edit: { o in for k in keys { o.removeValue(forKey: k) } }) || changed
+                changed = FilterTransformer.editObjects(at: path, in: &payload, owned: &owned,
+                    needsEdit: { o in o.contains { FilterTransformer.listed($0.key, in: keys) } },
+                    keep: { !FilterTransformer.listed($0, in: keys) }) || changed
             }
             return .kept(changed: changed)
         case .allowProperties(let lists):
             var changed = false
             for (path, keys) in lists {
-                changed = FilterTransformer.editObjects(at: path, in: &payload,
-                    needsEdit: { o in o.contains { !keys.contains($0.key) } },
-                    edit: { o in o = JSONObject(uniquePairs: o.filter { keys.contains($0.key) }) }) || changed
+                changed = FilterTransformer.editObjects(at: path, in: &payload, owned: &owned,
+                    needsEdit: { o in o.contains { !FilterTransformer.listed($0.key, in: keys) } },
+                    keep: { FilterTransformer.listed($0, in: keys) }) || changed
             }
             return .kept(changed: changed)
         case .sample(let percent, let path):
@@ -164,6 +168,7 @@ enum FilterTransformer: Sendable {
             }
             return keep ? .kept(changed: false) : .dropped("sampled out by sample_event at \(percent * 100)%")
         case .map(let actions):
+            if !owned { payload.detachStorage() }
             let snapshot = payload
             var changed = false
             for action in actions where FilterTransformer.parentExists(action.target, in: snapshot) {
@@ -191,14 +196,16 @@ enum FilterTransformer: Sendable {
         }
     }
 
-    /// Applies `edit` to the object at `path` (or to each object in the array there), touching
-    /// the event only when `needsEdit` says something will change, so an untouched event keeps
-    /// sharing its storage.
-    private static func editObjects(at path: FilterPath?, in payload: inout JSONObject,
-                                    needsEdit: (JSONObject) -> Bool, edit: (inout JSONObject) -> Void) -> Bool {
+    /// Keeps only the members whose key passes `keep` in the object at `path` (or in each object
+    /// of the array there), touching the event only when `needsEdit` says something will change,
+    /// so an untouched event keeps sharing its storage.
+    private static func editObjects(at path: FilterPath?, in payload: inout JSONObject, owned: inout Bool,
+                                    needsEdit: (JSONObject) -> Bool, keep: (String) -> Bool) -> Bool {
+        func edit(_ o: inout JSONObject) { o.keepMembers(where: keep) }
         guard let path else {
             guard needsEdit(payload) else { return false }
             edit(&payload)
+            owned = true
             return true
         }
         switch path.value(in: payload) {
@@ -209,6 +216,7 @@ enum FilterTransformer: Sendable {
         default:
             return false
         }
+        if !owned { payload.detachStorage(); owned = true }
         path.modify(in: &payload) { value in
             switch value {
             case .object(var o):
@@ -229,6 +237,13 @@ enum FilterTransformer: Sendable {
             }
         }
         return true
+    }
+
+    @inline(__always)
+    private static func listed(_ key: String, in keys: [String]) -> Bool {
+        let n = key.utf8.count
+        for k in keys where k.utf8.count == n && k == key { return true }
+        return false
     }
 
     /// A map target is written only when its parent exists (as an object or array) in the
