@@ -20,7 +20,13 @@ final class DestinationWorker: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue = RingBuffer<Item>()
     private var queuedEvents = 0
-    private var consumerWaiting = false
+    private var consumer = ConsumerState.running
+    private var controlPending = false
+    /// A woken worker waits this long for more events before draining, unless `lingerBatch`
+    /// events or a control call arrive first: one wake-up per batch instead of one per event.
+    private static let linger = 0.001
+    private static let lingerBatch = 256
+    private enum ConsumerState { case running, sleeping, lingering }
     private var stopping = false
     private var overflowSinceReport = 0
 
@@ -52,7 +58,12 @@ final class DestinationWorker: @unchecked Sendable {
             queuedEvents += 1
         }
         queue.append(item)
-        if consumerWaiting { condition.signal() }
+        if case .event = item {} else { controlPending = true }
+        switch consumer {
+        case .sleeping: condition.signal()
+        case .lingering: if controlPending || queue.count >= Self.lingerBatch { condition.signal() }
+        case .running: break
+        }
         condition.unlock()
     }
 
@@ -73,10 +84,15 @@ final class DestinationWorker: @unchecked Sendable {
         while true {
             condition.lock()
             while queue.isEmpty && !stopping {
-                consumerWaiting = true
+                consumer = .sleeping
                 condition.wait()
-                consumerWaiting = false
             }
+            if !stopping && !controlPending && queue.count < Self.lingerBatch {
+                consumer = .lingering
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.linger))
+            }
+            consumer = .running
+            controlPending = false
             let done = queue.isEmpty && stopping
             queue.drain(into: &batch)
             queuedEvents = 0

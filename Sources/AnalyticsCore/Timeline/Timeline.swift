@@ -15,6 +15,8 @@ public final class Timeline: @unchecked Sendable {
         var after: [Plugin] = []
         var utility: [Plugin] = []
         var enabledKeys: Set<String>? = nil  // nil until settings arrive: no gate
+        /// Per destination, whether the settings name it (precomputed: checked for every event).
+        var enabled: [Bool] = []
         var encodeBeforeFanOut = false
 
         func copy() -> Stages {
@@ -23,6 +25,9 @@ public final class Timeline: @unchecked Sendable {
             s.after = after; s.utility = utility; s.enabledKeys = enabledKeys
             s.encodeBeforeFanOut = encodeBeforeFanOut
             return s
+        }
+        func recomputeGates() {
+            enabled = destinations.map { enabledKeys?.contains($0.destination.key) ?? true }
         }
         var all: [Plugin] { before + enrichment + destinations.map(\.destination) + after + utility }
     }
@@ -70,6 +75,7 @@ public final class Timeline: @unchecked Sendable {
             case .after: s.after.append(plugin)
             case .utility: s.utility.append(plugin)
             }
+            s.recomputeGates()
             current = s
         }
         if let analytics { plugin.configure(analytics: analytics) }
@@ -91,6 +97,7 @@ public final class Timeline: @unchecked Sendable {
                 removedWorker = s.destinations.remove(at: i)
                 s.encodeBeforeFanOut = s.destinations.contains { $0.destination is EncodedEventConsumer }
             }
+            s.recomputeGates()
             current = s
         }
         if let removedWorker { removedWorker.stop(timeout: 10) } else if !(plugin is DestinationPlugin) { plugin.shutdown() }
@@ -132,9 +139,8 @@ public final class Timeline: @unchecked Sendable {
             if s.encodeBeforeFanOut { enriched.cacheEncoding() }
             let options = enriched.integrations
             fanOut.withLock { _ in
-                for worker in s.destinations {
-                    let key = worker.destination.key
-                    if (s.enabledKeys?.contains(key) ?? true) && IntegrationsOption.isEnabled(key, in: options) {
+                for (i, worker) in s.destinations.enumerated() {
+                    if s.enabled[i] && IntegrationsOption.isEnabled(worker.destination.key, in: options) {
                         worker.submit(.event(enriched))
                     } else {
                         worker.stats._skipped.wrappingAdd(1, ordering: .relaxed)
@@ -177,6 +183,7 @@ public final class Timeline: @unchecked Sendable {
         let s = stages.withLock { current in
             let s = current.copy()
             s.enabledKeys = Set(settings.integrations.keys)
+            s.recomputeGates()
             current = s
             return s
         }
