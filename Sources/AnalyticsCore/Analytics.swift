@@ -11,6 +11,8 @@ public final class Analytics: Sendable {
     private let store: UserStore
     private let currentSettings: Locked<Settings>
     private let stopped = Locked(false)
+    /// Destinations this client made from factories, by key.
+    private let madeByFactory = Locked<[String: DestinationPlugin]>([:])
     let report: @Sendable (AnalyticsError) -> Void
     let log: @Sendable (LogLevel, String) -> Void
 
@@ -41,6 +43,7 @@ public final class Analytics: Sendable {
         }
         timeline.add(ContextPlugin(application: configuration.application))
         for plugin in configuration.plugins { add(plugin: plugin) }
+        reconcileFactories(with: settings)
         timeline.update(settings: settings, type: .initial)
         if saved == nil { persistUser() }
         if configuration.trackApplicationLifecycleEvents { trackLaunch(previous: saved) }
@@ -72,6 +75,33 @@ public final class Analytics: Sendable {
     public func update(settings: Settings, type: UpdateType = .refresh) {
         currentSettings.withLock { $0 = settings }
         timeline.update(settings: settings, type: type)
+        // After the timeline holds the new settings, so new destinations start with them.
+        reconcileFactories(with: settings)
+    }
+
+    /// Creates a destination for each factory whose key the settings name and that has none yet;
+    /// destroys those whose key the settings no longer name. Failures are reported per key.
+    private func reconcileFactories(with settings: Settings) {
+        for factory in configuration.integrationFactories {
+            let key = factory.key
+            let existing = madeByFactory.withLock { $0[key] }
+            switch (settings.integrationSettings(forKey: key), existing) {
+            case (let options?, nil):
+                do {
+                    let destination = try factory.create(settings: options, analytics: self)
+                    madeByFactory.withLock { $0[key] = destination }
+                    add(plugin: destination)
+                } catch {
+                    report(.plugin(name: key, message: "could not be created: \(error)"))
+                }
+            case (nil, let destination?):
+                madeByFactory.withLock { $0[key] = nil }
+                remove(plugin: destination)
+                log(.info, "destination \(key) removed: its key left the settings")
+            default:
+                break
+            }
+        }
     }
 
     // MARK: User

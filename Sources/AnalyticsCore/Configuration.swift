@@ -26,6 +26,8 @@ public struct Configuration: Sendable {
     public var destinationMiddleware: [String: [Middleware]] = [:]
     /// Plugins added before the client starts, so they also see the lifecycle events.
     public var plugins: [Plugin] = []
+    /// Factories for destinations made from settings (built-in and loaded from libraries).
+    public var integrationFactories: [IntegrationFactory] = []
     /// Events each destination may hold before the oldest are dropped.
     public var destinationQueueCapacity = 10_000
     /// Longest wait of `flush()` and `shutdown()` for destinations to drain, in seconds.
