@@ -5,6 +5,7 @@
 //   "a <i>"          event i was appended (append returned)
 //   "p <i>,<j>,..."  a batch with these events was peeked and is about to be acknowledged
 //   "d"              that batch's acknowledge returned
+//   "e <message>"    the queue reported a repaired problem
 // Usage: queue-crash-child run <dir> <firstIndex> <segmentBytes> <ackEvery> <seed>
 //        queue-crash-child bench <dir> <events> <eventBytes>    (throughput timing, release build)
 //        queue-crash-child hold <dir>                           (open, print "ready", wait for stdin EOF)
@@ -60,7 +61,8 @@ case "run":
     let queue: DurableQueue
     do {
         queue = try DurableQueue(directory: directory,
-                                 configuration: .init(maxDiskBytes: 1 << 30, segmentBytes: segmentBytes))
+                                 configuration: .init(maxDiskBytes: 1 << 30, segmentBytes: segmentBytes),
+                                 onError: { error in say("e \(error)") })
     } catch { fail("open: \(error)") }
     say("ready")
     var index = first
