@@ -45,6 +45,13 @@ func now() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
+/// CPU seconds (user + system) used so far: a rate that other load on the machine does not skew.
+func cpu() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else { fail("usage: run|bench|hold <dir> ...") }
 let directory = arguments[2]
@@ -86,10 +93,13 @@ case "bench":
         let queue = try DurableQueue(directory: directory, configuration: .init(maxDiskBytes: 4 << 30))
         let payloads = (0..<1024).map { event($0, size: size) }
         var start = now()
+        var startCPU = cpu()
         for i in 0..<count { try queue.append(payloads[i & 1023]) }
         let appendSeconds = now() - start
-        say("append: \(count) events of \(size) bytes in \(appendSeconds) s = \(Int(Double(count) / appendSeconds)) events/s, \(Int(Double(count * size) / appendSeconds / 1e6)) MB/s")
+        let appendCPU = cpu() - startCPU
+        say("append: \(count) events of \(size) bytes in \(appendSeconds) s = \(Int(Double(count) / appendSeconds)) events/s, \(Int(Double(count * size) / appendSeconds / 1e6)) MB/s; per CPU second: \(Int(Double(count) / appendCPU)) events")
         start = now()
+        startCPU = cpu()
         var read = 0
         var bodyBytes = 0
         while true {
@@ -100,7 +110,8 @@ case "bench":
             try queue.acknowledge(batch)
         }
         let readSeconds = now() - start
-        say("read+ack: \(read) events in \(readSeconds) s = \(Int(Double(read) / readSeconds)) events/s (\(bodyBytes) body bytes)")
+        let readCPU = cpu() - startCPU
+        say("read+ack: \(read) events in \(readSeconds) s = \(Int(Double(read) / readSeconds)) events/s (\(bodyBytes) body bytes); per CPU second: \(Int(Double(read) / readCPU)) events")
         start = now()
         try queue.close()
         say("close: \(now() - start) s")
