@@ -15,10 +15,11 @@ import Testing
         let (analytics, errors) = makeClient(["Amplitude", "Mixpanel"])
         let amplitude = RecordingDestination("Amplitude")
         let mixpanel = RecordingDestination("Mixpanel")
-        let amplitudeFilter = amplitude.addDestinationFilters()
-        mixpanel.addDestinationFilters()
         analytics.add(plugin: amplitude)
         analytics.add(plugin: mixpanel)
+        // The client gave each destination its filter plugin.
+        let amplitudeFilter = try #require(amplitude.timeline.plugins(of: .before).first as? DestinationFilterPlugin)
+        #expect(amplitudeFilter.destinationKey == "Amplitude")
 
         // No rules yet: everything passes.
         analytics.track("Order Completed", properties: ["email": "a@b.c", "total": 5])
@@ -94,5 +95,21 @@ import Testing
         }
         #expect(plugin.execute(event)?.properties["a"] == .number(Double(updates)))
         #expect(checked > 0 && seen.count >= 1)
+    }
+}
+
+@Suite struct FilterWiringTests {
+    @Test func globalRulesSkipSegmentIOAndApplyToEveryOtherDestination() throws {
+        let dropAll = FilterFixture.rule(ir: #"["=","type",{"value":"track"}]"#)
+        let (analytics, _) = makeClient(["A", "Segment.io"])
+        analytics.update(settings: FilterPluginTests.rulesSettings(["A", "Segment.io"], rules: [dropAll]))
+        let a = RecordingDestination("A"), segment = RecordingDestination("Segment.io")
+        analytics.add(plugin: a)
+        analytics.add(plugin: segment)
+        analytics.track("Anything")
+        #expect(analytics.flush())
+        #expect(a.events.isEmpty)
+        #expect(segment.names == ["Anything"])
+        #expect(!segment.timeline.plugins(of: .before).contains { $0 is DestinationFilterPlugin })
     }
 }
