@@ -9,7 +9,8 @@ public struct HTTPRequest: Sendable {
     public var url: URL
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]?
-    /// Seconds without progress before the request fails with ``HTTPClientError/timedOut``.
+    /// Seconds before the request fails with ``HTTPClientError/timedOut``. URLSession on Linux
+    /// counts whole seconds for the whole exchange, so this is rounded up to at least 1 s.
     public var timeout: Double
 
     public init(method: String, url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil, timeout: Double = 15) {
@@ -47,24 +48,37 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
 /// keep-alive connection reuse, no caches or cookies. Blocking suits the uploader, which runs on
 /// its own thread and must finish one batch before deciding about the next.
 public final class HTTPClient: Sendable {
-    private let session: URLSession
+    /// One session per whole-second timeout: URLSession on Linux takes the timeout from the
+    /// session configuration, not from the request.
+    private let sessions = Locked<[Int: URLSession]>([:])
 
-    public init() {
-        let config = URLSessionConfiguration.ephemeral
-        config.urlCache = nil
-        config.httpCookieStorage = nil
-        config.httpShouldSetCookies = false
-        config.requestCachePolicy = .reloadIgnoringLocalCacheData
-        config.httpMaximumConnectionsPerHost = 4
-        config.timeoutIntervalForResource = 24 * 3600
-        session = URLSession(configuration: config)
+    public init() {}
+
+    deinit {
+        sessions.withLock { for s in $0.values { s.finishTasksAndInvalidate() } }
     }
 
-    deinit { session.finishTasksAndInvalidate() }
+    private func session(timeout: Int) -> URLSession {
+        sessions.withLock { cache in
+            if let s = cache[timeout] { return s }
+            let config = URLSessionConfiguration.ephemeral
+            config.urlCache = nil
+            config.httpCookieStorage = nil
+            config.httpShouldSetCookies = false
+            config.requestCachePolicy = .reloadIgnoringLocalCacheData
+            config.httpMaximumConnectionsPerHost = 4
+            config.timeoutIntervalForRequest = TimeInterval(timeout)
+            config.timeoutIntervalForResource = max(TimeInterval(timeout), 24 * 3600)
+            let s = URLSession(configuration: config)
+            cache[timeout] = s
+            return s
+        }
+    }
 
     /// Sends `request` and waits for the complete response.
     public func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPClientError> {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
+        let timeout = max(1, request.timeout.rounded(.up))
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if let body = request.body { urlRequest.httpBody = Data(body) }
@@ -72,8 +86,7 @@ public final class HTTPClient: Sendable {
         let done = DispatchSemaphore(value: 0)
         let box = Locked<Result<HTTPResponse, HTTPClientError>?>(nil)
         let urlText = request.url.absoluteString
-        let timeout = request.timeout
-        let task = session.dataTask(with: urlRequest) { data, response, error in
+        let task = session(timeout: Int(timeout)).dataTask(with: urlRequest) { data, response, error in
             let result: Result<HTTPResponse, HTTPClientError>
             if let http = response as? HTTPURLResponse, error == nil {
                 var headers: [String: String] = [:]
