@@ -238,6 +238,18 @@ import Testing
         #expect(try UploadConfiguration(writeKey: "k", apiHost: "http://127.0.0.1:9/v1/").batchURL().absoluteString == "http://127.0.0.1:9/v1/b")
     }
 
+    @Test func compressionCanBeTurnedOff() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let config = UploadConfiguration(writeKey: Self.key, apiHost: "\(server.baseURL)/v1", compressionLevel: 0)
+        let outcome = Uploader(configuration: config, sleeper: RecordingSleeper()).deliver(makeBatch(3))
+        #expect(outcome.disposition == .delivered)
+        let r = try #require(server.requests.first)
+        #expect(r.header("Content-Encoding") == nil)
+        #expect(r.wireBodySize == r.body.count)
+        #expect(try JSON(parsing: r.body)["batch"]?.arrayValue?.count == 3)
+    }
+
     @Test func serverKeepsConnectionsAlive() throws {
         let server = try LoopbackHTTPServer()
         defer { server.stop() }

@@ -82,20 +82,27 @@ public enum Gzip {
         guard let base = input.baseAddress, input.count > 0 else {
             throw GzipError(operation: "inflate", code: Z_DATA_ERROR, detail: "empty input")
         }
-        var output: [UInt8] = []
-        output.reserveCapacity(min(limit, max(4096, input.count * 8)))
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        // Inflate straight into the result, growing it geometrically: no intermediate copies.
+        var output = [UInt8](repeating: 0, count: min(limit + 1, max(16 * 1024, input.count * 4)))
+        var produced = 0
         stream.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
         stream.avail_in = uInt(input.count)
         while true {
-            let produced: Int = chunk.withUnsafeMutableBufferPointer { out in
-                stream.next_out = out.baseAddress
-                stream.avail_out = uInt(out.count)
-                rc = inflate(&stream, Z_NO_FLUSH)
-                return out.count - Int(stream.avail_out)
+            if produced == output.count {
+                guard output.count <= limit else {
+                    throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "output exceeds the \(limit)-byte limit")
+                }
+                output.append(contentsOf: repeatElement(0, count: min(output.count, limit + 1 - output.count)))
             }
-            output.append(contentsOf: chunk[0..<produced])
-            if output.count > limit {
+            let before = produced
+            output.withUnsafeMutableBufferPointer { out in
+                stream.next_out = out.baseAddress! + produced
+                stream.avail_out = uInt(out.count - produced)
+                rc = inflate(&stream, Z_NO_FLUSH)
+                produced = out.count - Int(stream.avail_out)
+                stream.next_out = nil
+            }
+            if produced > limit {
                 throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "output exceeds the \(limit)-byte limit")
             }
             if rc == Z_STREAM_END {
@@ -104,14 +111,15 @@ public enum Gzip {
                 inflateReset(&stream)
                 continue
             }
-            guard rc == Z_OK else {
-                let detail = stream.msg.map { String(cString: $0) } ?? "corrupt or truncated data"
+            guard rc == Z_OK || (rc == Z_BUF_ERROR && produced == output.count) else {
+                let detail = rc == Z_BUF_ERROR ? "truncated data" : (stream.msg.map { String(cString: $0) } ?? "corrupt data")
                 throw GzipError(operation: "inflate", code: rc, detail: detail)
             }
-            if stream.avail_in == 0 && produced == 0 {
+            if stream.avail_in == 0 && produced == before && produced < output.count {
                 throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "truncated data")
             }
         }
+        output.removeSubrange(produced...)
         return output
     }
 

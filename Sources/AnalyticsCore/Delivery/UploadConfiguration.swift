@@ -9,14 +9,19 @@ public struct UploadConfiguration: Sendable {
     public var requestTimeout: Double
     public var retryPolicy: RetryPolicy
     public var userAgent: String
+    /// zlib level for the request body: 1 (fastest, default) … 9; 0 sends the body uncompressed
+    /// (no `Content-Encoding`), which only pays off on fast local links.
+    public var compressionLevel: Int32
 
     public init(writeKey: String, apiHost: String = "api.segment.io/v1", requestTimeout: Double = 15,
-                retryPolicy: RetryPolicy = .standard, userAgent: String = "analytics-host (Linux)") {
+                retryPolicy: RetryPolicy = .standard, userAgent: String = "analytics-host (Linux)",
+                compressionLevel: Int32 = 1) {
         self.writeKey = writeKey
         self.apiHost = apiHost
         self.requestTimeout = requestTimeout
         self.retryPolicy = retryPolicy
         self.userAgent = userAgent
+        self.compressionLevel = max(0, min(9, compressionLevel))
     }
 
     /// `<apiHost>/b`, with `https://` added when no scheme is given.

@@ -64,22 +64,22 @@ public final class Uploader: Sendable {
         case .success(let u): url = u
         case .failure(let e): return .failed(.invalidEndpoint(e.description))
         }
-        let compressed: [UInt8]
-        do {
-            compressed = try withCompressor { z throws(GzipError) in
-                let body = batch.body()
-                return try z.compress(body)
-            }
-        } catch {
-            return .failed(.compression(error.description))
-        }
-        let request = HTTPRequest(method: "POST", url: url, headers: [
+        var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/json"),
-            ("Content-Encoding", "gzip"),
             ("Authorization", authorization),
             ("User-Agent", config.userAgent),
             ("X-Retry-Count", String(retryCount)),
-        ], body: compressed, timeout: config.requestTimeout)
+        ]
+        var body = batch.body()
+        if config.compressionLevel > 0 {
+            do {
+                body = try withCompressor(level: config.compressionLevel) { z throws(GzipError) in try z.compress(body) }
+            } catch {
+                return .failed(.compression(error.description))
+            }
+            headers.append(("Content-Encoding", "gzip"))
+        }
+        let request = HTTPRequest(method: "POST", url: url, headers: headers, body: body, timeout: config.requestTimeout)
         switch client.send(request) {
         case .success(let response):
             if (200..<300).contains(response.status) { return .accepted(status: response.status) }
@@ -100,8 +100,9 @@ public final class Uploader: Sendable {
         return v
     }
 
-    private func withCompressor<R>(_ body: (GzipCompressor) throws(GzipError) -> R) throws(GzipError) -> R {
-        let z = compressors.withLock { $0.popLast() } ?? GzipCompressor(level: 1)
+    private func withCompressor<R>(level: Int32, _ body: (GzipCompressor) throws(GzipError) -> R) throws(GzipError) -> R {
+        var z = compressors.withLock { $0.popLast() } ?? GzipCompressor(level: level)
+        if z.level != level { z = GzipCompressor(level: level) }
         defer { compressors.withLock { if $0.count < 4 { $0.append(z) } } }
         return try body(z)
     }
