@@ -1,0 +1,109 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request for ``HTTPClient``.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: URL
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]?
+    /// Seconds before the request fails with ``HTTPClientError/timedOut``. URLSession on Linux
+    /// counts whole seconds for the whole exchange, so this is rounded up to at least 1 s.
+    public var timeout: Double
+
+    public init(method: String, url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil, timeout: Double = 15) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+/// A response: status, headers (names lower-cased) and body.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: [UInt8]
+
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// Why a request produced no response. All of these are worth retrying.
+public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    case timedOut(url: String, after: Double)
+    case network(url: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .timedOut(let url, let after): return "\(url): no response within \(after) s"
+        case .network(let url, let reason): return "\(url): \(reason)"
+        }
+    }
+}
+
+/// A blocking HTTP client over URLSession (libcurl on Linux): https for the real Segment API,
+/// keep-alive connection reuse, no caches or cookies. Blocking suits the uploader, which runs on
+/// its own thread and must finish one batch before deciding about the next.
+public final class HTTPClient: Sendable {
+    /// One session per whole-second timeout: URLSession on Linux takes the timeout from the
+    /// session configuration, not from the request.
+    private let sessions = Locked<[Int: URLSession]>([:])
+
+    public init() {}
+
+    deinit {
+        sessions.withLock { for s in $0.values { s.finishTasksAndInvalidate() } }
+    }
+
+    private func session(timeout: Int) -> URLSession {
+        sessions.withLock { cache in
+            if let s = cache[timeout] { return s }
+            let config = URLSessionConfiguration.ephemeral
+            config.urlCache = nil
+            config.httpCookieStorage = nil
+            config.httpShouldSetCookies = false
+            config.requestCachePolicy = .reloadIgnoringLocalCacheData
+            config.httpMaximumConnectionsPerHost = 4
+            config.timeoutIntervalForRequest = TimeInterval(timeout)
+            config.timeoutIntervalForResource = max(TimeInterval(timeout), 24 * 3600)
+            let s = URLSession(configuration: config)
+            cache[timeout] = s
+            return s
+        }
+    }
+
+    /// Sends `request` and waits for the complete response.
+    public func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPClientError> {
+        let timeout = max(1, request.timeout.rounded(.up))
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        urlRequest.httpMethod = request.method
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        if let body = request.body { urlRequest.httpBody = Data(body) }
+
+        let done = DispatchSemaphore(value: 0)
+        let box = Locked<Result<HTTPResponse, HTTPClientError>?>(nil)
+        let urlText = request.url.absoluteString
+        let task = session(timeout: Int(timeout)).dataTask(with: urlRequest) { data, response, error in
+            let result: Result<HTTPResponse, HTTPClientError>
+            if let http = response as? HTTPURLResponse, error == nil {
+                var headers: [String: String] = [:]
+                for (k, v) in http.allHeaderFields {
+                    if let k = k as? String, let v = v as? String { headers[k.lowercased()] = v }
+                }
+                result = .success(HTTPResponse(status: http.statusCode, headers: headers, body: data.map { [UInt8]($0) } ?? []))
+            } else if let error = error as? URLError, error.code == .timedOut {
+                result = .failure(.timedOut(url: urlText, after: timeout))
+            } else {
+                result = .failure(.network(url: urlText, reason: error.map { "\($0.localizedDescription)" } ?? "no HTTP response"))
+            }
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        task.resume()
+        done.wait()
+        return box.withLock { $0 } ?? .failure(.network(url: urlText, reason: "request finished without a result"))
+    }
+}

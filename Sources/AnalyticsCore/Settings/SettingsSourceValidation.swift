@@ -1,0 +1,108 @@
+/// One thing wrong with a settings document (or with getting one), naming where.
+public struct SettingsProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Where the settings came from: `file /path`, `network <url>`, `cache /path`, `defaults`.
+    public var source: String
+    /// Dotted JSON path of the offending value (`integrations.Amplitude`); empty for the document
+    /// itself or for failures to obtain it.
+    public var path: String
+    public var message: String
+
+    public init(source: String, path: String = "", message: String) {
+        self.source = source
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String {
+        path.isEmpty ? "settings from \(source): \(message)" : "settings from \(source): \(path): \(message)"
+    }
+}
+
+/// Structural checks for the CDN settings shape. Only the parts the host relies on are checked;
+/// everything else, known or not, passes through untouched.
+public enum SettingsValidator {
+    /// Every problem found (empty = usable).
+    public static func problems(in json: JSON, source: String) -> [SettingsProblem] {
+        var out: [SettingsProblem] = []
+        func fail(_ path: String, _ message: String) { out.append(SettingsProblem(source: source, path: path, message: message)) }
+
+        guard let root = json.objectValue else {
+            fail("", "expected a JSON object at the top level, found \(kind(json))")
+            return out
+        }
+        if let integrations = root["integrations"] {
+            if let map = integrations.objectValue {
+                for (key, value) in map where value.objectValue == nil {
+                    fail("integrations.\(key)", "expected an object, found \(kind(value))")
+                }
+                if let segment = map["Segment.io"]?.objectValue {
+                    for field in ["apiKey", "apiHost"] {
+                        if let v = segment[field], v.stringValue == nil, !v.isNull {
+                            fail("integrations.Segment.io.\(field)", "expected a string, found \(kind(v))")
+                        }
+                    }
+                    if let v = segment["httpConfig"], v.objectValue == nil, !v.isNull {
+                        fail("integrations.Segment.io.httpConfig", "expected an object, found \(kind(v))")
+                    }
+                }
+            } else {
+                fail("integrations", "expected an object, found \(kind(integrations))")
+            }
+        } else {
+            fail("integrations", "missing (every settings document names its destinations there)")
+        }
+        if let plan = root["plan"], !plan.isNull {
+            if let p = plan.objectValue {
+                for (section, value) in p {
+                    guard let events = value.objectValue else {
+                        fail("plan.\(section)", "expected an object, found \(kind(value))")
+                        continue
+                    }
+                    for (event, rule) in events where rule.objectValue == nil {
+                        fail("plan.\(section).\(event)", "expected an object, found \(kind(rule))")
+                    }
+                }
+            } else {
+                fail("plan", "expected an object, found \(kind(plan))")
+            }
+        }
+        if let middleware = root["middlewareSettings"], !middleware.isNull {
+            if let m = middleware.objectValue {
+                if let rules = m["routingRules"], !rules.isNull {
+                    if let list = rules.arrayValue {
+                        for (i, rule) in list.enumerated() where rule.objectValue == nil {
+                            fail("middlewareSettings.routingRules.\(i)", "expected an object, found \(kind(rule))")
+                        }
+                    } else {
+                        fail("middlewareSettings.routingRules", "expected an array, found \(kind(rules))")
+                    }
+                }
+            } else {
+                fail("middlewareSettings", "expected an object, found \(kind(middleware))")
+            }
+        }
+        if let edge = root["edgeFunction"], !edge.isNull, edge.objectValue == nil {
+            fail("edgeFunction", "expected an object, found \(kind(edge))")
+        }
+        return out
+    }
+
+    static func kind(_ v: JSON) -> String {
+        switch v {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .number: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}
+
+/// Settings could not be obtained or used; `problems` says every reason found.
+public struct SettingsSourceError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var problems: [SettingsProblem]
+    public init(_ problems: [SettingsProblem]) { self.problems = problems }
+    public init(_ problem: SettingsProblem) { self.problems = [problem] }
+    public var description: String { problems.map(\.description).joined(separator: "; ") }
+}
