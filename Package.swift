@@ -21,6 +21,8 @@ let package = Package(
         .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore"]),
         .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore"]),
         .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore"]),
+        // Test-only helper: a process the durable-queue crash test SIGKILLs mid-stream.
+        .executableTarget(name: "queue-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/QueueCrashChild"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -51,12 +51,18 @@ public final class Analytics: Sendable {
 
     // MARK: Plugins
 
-    /// Adds a plugin. A destination gets the destination middleware configured for its key first.
+    /// Adds a plugin. A destination first gets, in its own timeline, the destination middleware
+    /// configured for its key and then its destination filters (settings' routing rules), so the
+    /// filters have the last word on what leaves. Segment.io gets no filters: the server applies them.
     @discardableResult
     public func add(plugin: Plugin) -> Plugin {
-        if let destination = plugin as? DestinationPlugin,
-           let chain = configuration.destinationMiddleware[destination.key], !chain.isEmpty {
-            destination.timeline.add(MiddlewarePlugin(chain, destinationKey: destination.key))
+        if let destination = plugin as? DestinationPlugin, plugin.type == .destination {
+            if let chain = configuration.destinationMiddleware[destination.key], !chain.isEmpty {
+                destination.timeline.add(MiddlewarePlugin(chain, destinationKey: destination.key))
+            }
+            if destination.key != RoutingRules.segmentDestinationKey {
+                destination.addDestinationFilters(random: configuration.randomSource)
+            }
         }
         timeline.add(plugin)
         return plugin
