@@ -166,14 +166,15 @@ public final class Analytics: Sendable {
     /// Builds the message for a call and runs it; refused calls go to the error handler.
     private func send(_ type: EventType, _ fields: JSONObject, integrations: JSONObject?) {
         let (userId, anonymousId) = user.withLock { ($0.userId, $0.anonymousId) }
-        var payload = JSONObject(uniquePairs: [("type", .string(type.rawValue))])
+        var payload = JSONObject()
         payload.storage.reserveCapacity(fields.count + 7)
+        payload.appendUnique("type", .string(type.rawValue))
         payload.storage.append(contentsOf: fields.storage)
-        if let userId { payload.storage.append(("userId", .string(userId))) }
-        payload.storage.append(("anonymousId", .string(anonymousId)))
-        payload.storage.append(("messageId", .string(MessageID.make())))
-        payload.storage.append(("timestamp", .string(ISOTimestamp.now())))
-        payload.storage.append(("integrations", .object(integrations ?? [:])))
+        if let userId { payload.appendUnique("userId", .string(userId)) }
+        payload.appendUnique("anonymousId", .string(anonymousId))
+        payload.appendUnique("messageId", .string(MessageID.make()))
+        payload.appendUnique("timestamp", .string(ISOTimestamp.now()))
+        payload.appendUnique("integrations", .object(integrations ?? [:]))
         let event = Event(type: type, payload: payload)
         do {
             try event.validate()

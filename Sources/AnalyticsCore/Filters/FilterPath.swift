@@ -168,7 +168,7 @@ extension JSONObject {
     /// (Array's copy-on-write path copies the key/value tuples through generic runtime witnesses,
     /// which costs several times more on the filter's hot path).
     mutating func detachStorage() {
-        var copy: [Element] = []
+        var copy: [Member] = []
         copy.reserveCapacity(storage.count)
         for e in storage { copy.append(e) }
         storage = copy
@@ -185,7 +185,7 @@ extension JSONObject {
 
     /// Keeps the members whose key passes `keep`, in order, building fresh storage in one pass.
     mutating func keepMembers(where keep: (String) -> Bool) {
-        var kept: [Element] = []
+        var kept: [Member] = []
         kept.reserveCapacity(storage.count)
         for e in storage where keep(e.key) { kept.append(e) }
         storage = kept
