@@ -4,7 +4,7 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: build test run bench plugins clean
+.PHONY: build test run bench plugins abi-check clean
 
 build:
 	$(SWIFT) build
@@ -18,6 +18,24 @@ run: build
 bench:
 	$(SWIFT) build -c release --product analytics-bench
 	.build/release/analytics-bench
+
+# The example integrations: one self-contained C file each, the ABI header is all they include.
+plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so
+
+$(PLUGINS_DIR)/libfile.so: Plugins/File/file.c include/analytics_plugin.h
+	@mkdir -p $(PLUGINS_DIR)
+	$(CC) -std=c99 -shared -fPIC -O2 -I include -o $@ Plugins/File/file.c
+
+$(PLUGINS_DIR)/libconsole.so: Plugins/Console/console.c include/analytics_plugin.h
+	@mkdir -p $(PLUGINS_DIR)
+	$(CC) -std=c99 -shared -fPIC -O2 -I include -o $@ Plugins/Console/console.c
+
+# The ABI header must stay plain C99 and valid C++ (it is compiled by both kinds of plugins).
+abi-check:
+	@mkdir -p $(BUILD_DIR)/abi-check
+	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -I include -c -o $(BUILD_DIR)/abi-check/c99.o Tests/Fixtures/abi_check.c
+	$(CXX) -x c++ -Wall -Wextra -pedantic -Werror -I include -c -o $(BUILD_DIR)/abi-check/cxx.o Tests/Fixtures/abi_check.c
+	@echo "abi-check: include/analytics_plugin.h compiles as C99 and C++"
 
 clean:
 	rm -rf .build $(BUILD_DIR)

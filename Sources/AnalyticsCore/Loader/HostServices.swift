@@ -1,0 +1,33 @@
+/// What the host offers integration libraries, as Swift closures (the C table that forwards to
+/// them is `HostServicesTable`). Every closure may be called from any thread, including from
+/// inside a hook and from threads the library started, so each must be thread-safe and quick.
+public struct HostServices: Sendable {
+    /// A log line from the library.
+    public var log: @Sendable (NativeLogLevel, String) -> Void
+    /// A new event from the library (complete JSON object text), to run through the pipeline.
+    /// Must only enqueue: it is often called from inside a hook.
+    public var sendEvent: @Sendable ([UInt8]) -> NativeHookResult
+    /// The current userId, if any.
+    public var userId: @Sendable () -> String?
+    /// The current anonymousId.
+    public var anonymousId: @Sendable () -> String?
+
+    public init(
+        log: @escaping @Sendable (NativeLogLevel, String) -> Void,
+        sendEvent: @escaping @Sendable ([UInt8]) -> NativeHookResult,
+        userId: @escaping @Sendable () -> String?,
+        anonymousId: @escaping @Sendable () -> String?
+    ) {
+        self.log = log
+        self.sendEvent = sendEvent
+        self.userId = userId
+        self.anonymousId = anonymousId
+    }
+}
+
+/// Levels of `ah_host.log`; unknown values from a library read as `.info`.
+public enum NativeLogLevel: Int32, Sendable, Comparable {
+    case debug = 0, info = 1, warn = 2, error = 3
+
+    public static func < (a: NativeLogLevel, b: NativeLogLevel) -> Bool { a.rawValue < b.rawValue }
+}

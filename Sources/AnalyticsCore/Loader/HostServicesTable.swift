@@ -1,0 +1,73 @@
+import CAnalyticsABI
+
+/// The `ah_host` table handed to `create`: plain C function pointers (which cannot capture) plus an
+/// opaque context that leads back to this object and its Swift closures.
+///
+/// The table lives at a fixed address for as long as this object does; every `NativeIntegration`
+/// keeps its table alive until after the instance's `destroy` returned, as the header promises.
+final class HostServicesTable: @unchecked Sendable {
+    let services: HostServices
+    let table: UnsafeMutablePointer<ah_host>
+
+    init(_ services: HostServices) {
+        self.services = services
+        table = .allocate(capacity: 1)
+        table.initialize(to: ah_host(
+            size: UInt32(MemoryLayout<ah_host>.size),
+            abi_version: ABIVersion.host.raw,
+            ctx: nil,
+            log: hostLog,
+            send_event: hostSendEvent,
+            user_id: hostUserId,
+            anonymous_id: hostAnonymousId))
+        table.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit { table.deallocate() }
+
+    static func from(_ ctx: UnsafeMutableRawPointer?) -> HostServicesTable? {
+        guard let ctx else { return nil }
+        return Unmanaged<HostServicesTable>.fromOpaque(ctx).takeUnretainedValue()
+    }
+
+    /// snprintf-like copy of an id into a library's buffer; -1 when there is none.
+    static func copy(_ id: String?, into buf: UnsafeMutablePointer<CChar>?, capacity: Int) -> Int64 {
+        guard var id else {
+            if let buf, capacity > 0 { buf[0] = 0 }
+            return -1
+        }
+        return id.withUTF8 { utf8 in
+            if let buf, capacity > 0 {
+                let n = min(utf8.count, capacity - 1)
+                if n > 0 { UnsafeMutableRawPointer(buf).copyMemory(from: utf8.baseAddress!, byteCount: n) }
+                buf[n] = 0
+            }
+            return Int64(utf8.count)
+        }
+    }
+}
+
+private func hostLog(_ ctx: UnsafeMutableRawPointer?, _ level: Int32, _ text: UnsafePointer<CChar>?, _ length: Int) {
+    guard let box = HostServicesTable.from(ctx) else { return }
+    let message = text.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: max(0, length)), as: UTF8.self) } ?? ""
+    box.services.log(NativeLogLevel(rawValue: level) ?? .info, message)
+}
+
+private func hostSendEvent(_ ctx: UnsafeMutableRawPointer?, _ json: UnsafePointer<CChar>?, _ length: Int) -> ah_status {
+    guard let box = HostServicesTable.from(ctx) else { return ah_status(AH_ERR_PERMANENT) }
+    guard let json, length > 0 else { return ah_status(AH_ERR_PERMANENT) }
+    let bytes = [UInt8](UnsafeRawBufferPointer(start: json, count: length))
+    switch box.services.sendEvent(bytes) {
+    case .ok: return ah_status(AH_OK)
+    case .retryable: return ah_status(AH_ERR_RETRYABLE)
+    case .permanent: return ah_status(AH_ERR_PERMANENT)
+    }
+}
+
+private func hostUserId(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int64 {
+    HostServicesTable.copy(HostServicesTable.from(ctx)?.services.userId(), into: buf, capacity: capacity)
+}
+
+private func hostAnonymousId(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int64 {
+    HostServicesTable.copy(HostServicesTable.from(ctx)?.services.anonymousId(), into: buf, capacity: capacity)
+}

@@ -1,0 +1,106 @@
+import CAnalyticsABI
+
+/// One live instance of an integration library, called with Swift values.
+///
+/// Events cross as their JSON text (the event's cached encoding when the pipeline made one, so
+/// fanning out to several libraries encodes once). Hooks the library left NULL are successful
+/// no-ops. Status codes become `NativeHookResult`, with the library's error text.
+///
+/// Thread rule (the header's): calls on one instance must not overlap; the destination worker
+/// that owns the instance guarantees it. Different instances may be used concurrently.
+public final class NativeIntegration: @unchecked Sendable {
+    public let library: NativeLibrary
+    private var instance: OpaquePointer?
+    private let hooks: ah_hooks
+    /// Kept alive until after `destroy`: the library may use the table until then.
+    private let services: HostServicesTable
+    private let errorBuffer: ErrorBuffer
+
+    /// Which `update` this is for the instance.
+    public enum UpdateKind: Sendable { case initial, refresh }
+    /// Host phases announced through the (ABI 1.1) lifecycle hook.
+    public enum Phase: Sendable { case started, stopping }
+
+    init(library: NativeLibrary, instance: OpaquePointer, services: HostServicesTable, errorBuffer: ErrorBuffer) {
+        self.library = library
+        self.instance = instance
+        self.hooks = library.hooks
+        self.services = services
+        self.errorBuffer = errorBuffer
+    }
+
+    deinit { destroy() }
+
+    public var key: String { library.info.key }
+    /// False once `destroy` ran; every call is then a no-op.
+    public var isAlive: Bool { instance != nil }
+
+    /// Hands an event to the hook of its type (`page` goes to `screen`).
+    @inline(__always)
+    public func deliver(_ event: Event) -> NativeHookResult {
+        switch event.type {
+        case .track: return callEventHook(hooks.track, event, "track")
+        case .identify: return callEventHook(hooks.identify, event, "identify")
+        case .screen, .page: return callEventHook(hooks.screen, event, "screen")
+        case .group: return callEventHook(hooks.group, event, "group")
+        case .alias: return callEventHook(hooks.alias, event, "alias")
+        }
+    }
+
+    public func reset() -> NativeHookResult {
+        guard let instance, let hook = hooks.reset else { return .ok }
+        errorBuffer.clear()
+        return NativeHookResult(status: hook(instance, errorBuffer.base, errorBuffer.capacity), message: errorBuffer.message, hook: "reset")
+    }
+
+    public func flush() -> NativeHookResult {
+        guard let instance, let hook = hooks.flush else { return .ok }
+        errorBuffer.clear()
+        return NativeHookResult(status: hook(instance, errorBuffer.base, errorBuffer.capacity), message: errorBuffer.message, hook: "flush")
+    }
+
+    /// New settings for this integration (the object under its key in `integrations`).
+    public func update(settings: JSONObject, kind: UpdateKind) -> NativeHookResult {
+        guard let instance, let hook = hooks.update else { return .ok }
+        let text = settings.serializedBytes()
+        let kindCode = Int32(kind == .initial ? AH_UPDATE_INITIAL : AH_UPDATE_REFRESH)
+        errorBuffer.clear()
+        let status = text.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                hook(instance, chars.baseAddress!, chars.count, kindCode, errorBuffer.base, errorBuffer.capacity)
+            }
+        }
+        return NativeHookResult(status: status, message: errorBuffer.message, hook: "update")
+    }
+
+    /// Announces a host phase; libraries built against ABI 1.0 have no such hook.
+    public func lifecycle(_ phase: Phase) -> NativeHookResult {
+        guard let instance, let hook = hooks.lifecycle else { return .ok }
+        let code = Int32(phase == .started ? AH_LIFECYCLE_STARTED : AH_LIFECYCLE_STOPPING)
+        errorBuffer.clear()
+        return NativeHookResult(status: hook(instance, code, errorBuffer.base, errorBuffer.capacity), message: errorBuffer.message, hook: "lifecycle")
+    }
+
+    /// Ends the instance (the library stops its threads before returning). Idempotent.
+    public func destroy() {
+        guard let instance else { return }
+        self.instance = nil
+        hooks.destroy?(instance)
+    }
+
+    typealias EventHook = @convention(c) (OpaquePointer, UnsafePointer<CChar>, Int, UnsafeMutablePointer<CChar>, Int) -> ah_status
+
+    /// The hot path: no allocation when the event's encoding is cached, one indirect call.
+    @inline(__always)
+    private func callEventHook(_ hook: EventHook?, _ event: Event, _ name: StaticString) -> NativeHookResult {
+        guard let hook, let instance else { return .ok }
+        let bytes = event.serializedBytes
+        errorBuffer.clear()
+        let status = bytes.withUnsafeBytes { raw -> ah_status in
+            guard let base = raw.baseAddress else { return ah_status(AH_ERR_PERMANENT) }
+            return hook(instance, base.assumingMemoryBound(to: CChar.self), raw.count, errorBuffer.base, errorBuffer.capacity)
+        }
+        if status == ah_status(AH_OK) { return .ok }
+        return NativeHookResult(status: status, message: errorBuffer.message, hook: name)
+    }
+}

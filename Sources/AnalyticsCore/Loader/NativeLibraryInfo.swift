@@ -1,0 +1,17 @@
+/// What a loaded library declared about itself: the row an `analytics-host plugins` listing shows.
+public struct NativeLibraryInfo: Sendable, Equatable {
+    /// The library file, as found in the plugins directory.
+    public let file: String
+    /// The integration key settings and the `integrations` option refer to.
+    public let key: String
+    /// The library's own version string.
+    public let version: String
+    /// The ABI version the library was compiled against.
+    public let abiVersion: ABIVersion
+    /// "c", "swift", or what the library declared.
+    public let language: String
+    /// The toolchain the library declared (checked for Swift libraries), if any.
+    public let toolchain: String?
+    /// The hooks the library implements.
+    public let hooks: NativeHooks
+}
