@@ -9,11 +9,17 @@ PLUGINS_DIR := $(BUILD_DIR)/plugins
 build:
 	$(SWIFT) build
 
-test: build
+test: build plugins
 	$(SWIFT) test --parallel
 
-run: build
-	$(SWIFT) run analytics-host
+# The demo: the example integrations loaded from build/plugins, the embedded settings and events in
+# examples/, storage under build/demo (the Segment.io queue stays there while offline).
+run: build plugins
+	@rm -rf $(BUILD_DIR)/demo/file-destination.ndjson $(BUILD_DIR)/demo/metrics.json
+	@mkdir -p $(BUILD_DIR)/demo
+	.build/debug/analytics-host run --settings examples/settings.json --plugins $(PLUGINS_DIR) \
+		--storage $(BUILD_DIR)/demo/storage --input examples/events.ndjson
+	@echo "--- File destination wrote $$(wc -l < $(BUILD_DIR)/demo/file-destination.ndjson) lines to $(BUILD_DIR)/demo/file-destination.ndjson"
 
 bench:
 	$(SWIFT) build -c release --product analytics-bench

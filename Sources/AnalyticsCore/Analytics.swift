@@ -11,6 +11,10 @@ public final class Analytics: Sendable {
     private let store: UserStore
     private let currentSettings: Locked<Settings>
     private let stopped = Locked(false)
+    /// Libraries loaded from `pluginsDirectory`, and those refused (each with file and reason).
+    public let pluginScan: PluginLoader.ScanResult
+    /// Factories: the configured ones, then one per loaded library.
+    private let factories: [IntegrationFactory]
     /// Destinations this client made from factories, by key.
     private let madeByFactory = Locked<[String: DestinationPlugin]>([:])
     let report: @Sendable (AnalyticsError) -> Void
@@ -37,7 +41,20 @@ public final class Analytics: Sendable {
         let settings = configuration.defaultSettings ?? .fallback(writeKey: configuration.writeKey)
         currentSettings = Locked(settings)
 
+        if let dir = configuration.pluginsDirectory {
+            let loader = PluginLoader(configuration: .init(allowGroupOrOtherWritable: configuration.allowInsecurePluginPermissions))
+            pluginScan = loader.scan(directory: dir)
+        } else {
+            pluginScan = PluginLoader.ScanResult(libraries: [], problems: [])
+        }
+        factories = configuration.integrationFactories + pluginScan.factories()
+
         timeline.configureClient(self, queueCapacity: configuration.destinationQueueCapacity, report: report)
+        for problem in pluginScan.problems { report(problem.analyticsError) }
+        let provided = Set(factories.map(\.key))
+        for key in settings.integrations.keys where !provided.contains(key) {
+            log(.info, "settings name \"\(key)\" but no integration provides it here (a cloud-mode destination?)")
+        }
         if !configuration.sourceMiddleware.isEmpty {
             timeline.add(MiddlewarePlugin(configuration.sourceMiddleware))
         }
@@ -88,7 +105,7 @@ public final class Analytics: Sendable {
     /// Creates a destination for each factory whose key the settings name and that has none yet;
     /// destroys those whose key the settings no longer name. Failures are reported per key.
     private func reconcileFactories(with settings: Settings) {
-        for factory in configuration.integrationFactories {
+        for factory in factories {
             let key = factory.key
             let existing = madeByFactory.withLock { $0[key] }
             switch (settings.integrationSettings(forKey: key), existing) {
@@ -191,6 +208,15 @@ public final class Analytics: Sendable {
     @discardableResult
     public func process(payload: JSONObject) throws(EventError) -> Event? {
         var event = try Event(payload: payload)
+        // An identify or alias read from input is that call: it changes who the user is.
+        if event.type == .identify || event.type == .alias, let newId = event.userId, !newId.isEmpty {
+            let traits = event.type == .identify ? event.traits : [:]
+            user.withLock { state in
+                state.userId = newId
+                state.traits.merge(traits)
+            }
+            persistUser()
+        }
         if event.userId == nil, let userId = self.userId { event.userId = userId }
         if event.anonymousId == nil { event.anonymousId = anonymousId }
         if event.messageId == nil { event.messageId = MessageID.make() }

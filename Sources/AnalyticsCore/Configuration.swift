@@ -28,6 +28,10 @@ public struct Configuration: Sendable {
     public var plugins: [Plugin] = []
     /// Factories for destinations made from settings (built-in and loaded from libraries).
     public var integrationFactories: [IntegrationFactory] = []
+    /// Integration libraries (`*.so`) to load at start; each becomes a factory for its key.
+    public var pluginsDirectory: String?
+    /// Load libraries that group or others may write (normally refused: a plugin runs with our rights).
+    public var allowInsecurePluginPermissions = false
     /// Random numbers in [0, 1) for sampling without a key (destination filters); injectable for tests.
     public var randomSource: @Sendable () -> Double = { Double.random(in: 0..<1) }
     /// Events each destination may hold before the oldest are dropped.

@@ -52,9 +52,8 @@ enum RunCommand {
         config.logHandler = { level, message in
             if level >= .info { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }
         }
-        let loaded = HostSetup.integrations(pluginsDirectory: pluginsDir, settings: settings,
-                                            allowInsecure: opts.has("--allow-insecure-plugins"), errors: errors)
-        config.integrationFactories = loaded.factories
+        config.pluginsDirectory = pluginsDir
+        config.allowInsecurePluginPermissions = opts.has("--allow-insecure-plugins")
 
         StopSignal.install()
         let analytics = Analytics(configuration: config)
@@ -94,14 +93,24 @@ enum RunCommand {
         print(Summary.render(analytics: analytics, accepted: accepted, rejected: rejected, interrupted: interrupted))
         if !complete { FileHandle.standardError.write(Data("analytics-host: some destinations did not finish in time; queued events are kept for the next run\n".utf8)) }
         if rejected > 0 { return 1 }
-        return loaded.problems > 0 ? 3 : 0
+        return errors.pluginProblems > 0 ? 3 : 0
     }
 }
 
-/// Prints errors as they happen, one line each.
+/// Prints errors as they happen, one line each, and counts plugin problems for the exit status.
 final class ErrorPrinter: Sendable {
+    private let pluginProblemCount = Locked(0)
+    var pluginProblems: Int { pluginProblemCount.withLock { $0 } }
+
     var handler: @Sendable (AnalyticsError) -> Void {
-        { error in FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8)) }
+        { [self] error in
+            switch error {
+            case .loader: pluginProblemCount.withLock { $0 += 1 }
+            case .plugin(_, let message) where message.hasPrefix("could not be created"): pluginProblemCount.withLock { $0 += 1 }
+            default: break
+            }
+            FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
+        }
     }
     func line(_ number: Int, _ problem: String) {
         FileHandle.standardError.write(Data("analytics-host: input line \(number): \(problem)\n".utf8))
