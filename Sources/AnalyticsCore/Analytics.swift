@@ -11,6 +11,8 @@ public final class Analytics: Sendable {
     private let store: UserStore
     private let currentSettings: Locked<Settings>
     private let stopped = Locked(false)
+    private let settingsSource: SettingsSource?
+    private let refresher = Locked<SettingsRefresher?>(nil)
     /// Libraries loaded from `pluginsDirectory`, and those refused (each with file and reason).
     public let pluginScan: PluginLoader.ScanResult
     /// Factories: the configured ones, then one per loaded library.
@@ -38,7 +40,9 @@ public final class Analytics: Sendable {
         store = UserStore(directory: configuration.storageDirectory)
         let saved = store.load(report: report)
         user = Locked(saved ?? UserState(anonymousId: MessageID.make()))
-        let settings = configuration.defaultSettings ?? .fallback(writeKey: configuration.writeKey)
+        settingsSource = Analytics.makeSettingsSource(configuration)
+        let initial = settingsSource?.loadWithoutNetwork()
+        let settings = initial.map { Settings($0.settings) } ?? configuration.defaultSettings ?? .fallback(writeKey: configuration.writeKey)
         currentSettings = Locked(settings)
 
         if let dir = configuration.pluginsDirectory {
@@ -62,8 +66,10 @@ public final class Analytics: Sendable {
         for plugin in configuration.plugins { add(plugin: plugin) }
         reconcileFactories(with: settings)
         timeline.update(settings: settings, type: .initial)
+        for problem in initial?.problems ?? [] { report(.settings(problem.description)) }
         if saved == nil { persistUser() }
         if configuration.trackApplicationLifecycleEvents { trackLaunch(previous: saved) }
+        startSettingsRefresh()
     }
 
     // MARK: Plugins
@@ -100,6 +106,41 @@ public final class Analytics: Sendable {
         timeline.update(settings: settings, type: type)
         // After the timeline holds the new settings, so new destinations start with them.
         reconcileFactories(with: settings)
+    }
+
+    /// Reads the settings again from their location (file or CDN, with the cache and defaults
+    /// as fallbacks) and applies them as a refresh. Unusable settings are reported with their JSON
+    /// path and the settings in force stay. Returns where the settings in force now come from.
+    @discardableResult
+    public func refreshSettings() -> SettingsOrigin {
+        guard let source = settingsSource else { return .defaults }
+        let result = source.load(previous: settings.json)
+        for problem in result.problems { report(.settings(problem.description)) }
+        if result.origin != .previous { update(settings: Settings(result.settings), type: .refresh) }
+        return result.origin
+    }
+
+    static func makeSettingsSource(_ c: Configuration) -> SettingsSource? {
+        var sc = SettingsSourceConfiguration(writeKey: c.writeKey, storageDirectory: c.storageDirectory,
+                                             defaultSettings: c.defaultSettings?.json)
+        switch c.settingsLocation {
+        case .defaultsOnly: return nil
+        case .file(let path): sc.localFile = path
+        case .cdn(let host): sc.cdnHost = host
+        }
+        return SettingsSource(configuration: sc)
+    }
+
+    /// A CDN source is fetched once in the background right away; any source is refreshed on the
+    /// configured interval.
+    private func startSettingsRefresh() {
+        guard settingsSource != nil else { return }
+        if case .cdn = configuration.settingsLocation {
+            Thread.detachNewThread { [weak self] in self?.refreshSettings() }
+        }
+        if let interval = configuration.settingsRefreshInterval, interval > 0 {
+            refresher.withLock { $0 = SettingsRefresher(interval: interval) { [weak self] in self?.refreshSettings() } }
+        }
     }
 
     /// Creates a destination for each factory whose key the settings name and that has none yet;
@@ -261,6 +302,7 @@ public final class Analytics: Sendable {
     public func shutdown() -> Bool {
         let already = stopped.withLock { s -> Bool in defer { s = true }; return s }
         if already { return true }
+        refresher.withLock { $0 }?.stop()
         let flushed = timeline.flush(timeout: configuration.flushTimeout)
         let stoppedInTime = timeline.shutdown(timeout: configuration.flushTimeout)
         persistUser()

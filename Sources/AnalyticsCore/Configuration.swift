@@ -12,6 +12,10 @@ public struct Configuration: Sendable {
     public var flushInterval: Double = 30
     /// Settings used until (or instead of) fetched ones; `Settings.fallback` when nil.
     public var defaultSettings: Settings?
+    /// Where settings come from (Segment's CDN unless told otherwise).
+    public var settingsLocation: SettingsLocation = .segmentCDN
+    /// Fetch settings again this often (seconds); nil: only at start and on `refreshSettings()`.
+    public var settingsRefreshInterval: Double?
     /// Receives every failure; by default they are written to standard error.
     public var errorHandler: (@Sendable (AnalyticsError) -> Void)?
     /// Receives informational messages (e.g. a settings key that no library provides).

@@ -6,7 +6,8 @@ import Glibc
 enum RunCommand {
     static let help = """
         usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
-                                  [--input FILE|-] [--allow-insecure-plugins] [--quiet]
+                                  [--input FILE|-] [--settings-refresh SECONDS]
+                                  [--allow-insecure-plugins] [--quiet]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
         context and integrations are kept when given), runs each through the whole pipeline — source
@@ -20,6 +21,8 @@ enum RunCommand {
           --write-key KEY   source write key (default: integrations["Segment.io"].apiKey)
           --storage DIR     user state and the upload queue (default: ~/.local/share/analytics-host/KEY)
           --input FILE|-    events to read (default: standard input)
+          --settings-refresh SECONDS  re-read the settings file this often (destinations it adds
+                            are created, those it removes destroyed; bad edits are reported and ignored)
           --allow-insecure-plugins  load libraries even if group/others may write them
           --quiet           no progress line on a terminal
 
@@ -31,7 +34,7 @@ enum RunCommand {
 
     static func main(_ arguments: [String]) throws -> Int32 {
         let opts = try Options(arguments,
-                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input"],
+                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh"],
                                flags: ["--allow-insecure-plugins", "--quiet"])
         if opts.has("--help") { print(help); return 0 }
         let settingsPath = try opts.required("--settings")
@@ -46,7 +49,11 @@ enum RunCommand {
         let writeKey = opts["--write-key"] ?? settings.integrations["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
         let errors = ErrorPrinter()
         var config = Configuration(writeKey: writeKey, storageDirectory: opts["--storage"])
-        config.defaultSettings = settings
+        config.settingsLocation = .file(settingsPath)
+        if let refresh = opts["--settings-refresh"] {
+            guard let seconds = Double(refresh), seconds > 0 else { throw UsageError("--settings-refresh needs a number of seconds") }
+            config.settingsRefreshInterval = seconds
+        }
         config.trackApplicationLifecycleEvents = false
         config.errorHandler = errors.handler
         config.logHandler = { level, message in
