@@ -20,6 +20,7 @@ func timelineBenchmark(destinations k: Int, events n: Int) -> (eventsPerSecond: 
     var config = Configuration(writeKey: "bench", storageDirectory: dir)
     config.defaultSettings = Settings(["integrations": .object(integrations)])
     config.trackApplicationLifecycleEvents = false
+    config.settingsLocation = .defaultsOnly
     config.application = ApplicationInfo(name: "bench", version: "1.0", build: "1")
     config.destinationQueueCapacity = n + 1
     config.flushTimeout = 600
