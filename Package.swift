@@ -20,7 +20,9 @@ let package = Package(
         .target(name: "AnalyticsIntegration", dependencies: ["AnalyticsCore", "CAnalyticsABI"]),
         .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore"]),
         .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore"]),
-        .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore"]),
+        // A real HTTP/1.1 server on 127.0.0.1 (and other helpers) for tests and the benchmark.
+        .target(name: "AnalyticsTestSupport", dependencies: ["AnalyticsCore"], path: "Tests/AnalyticsTestSupport"),
+        .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,119 @@
+/// One upload's worth of events, already framed as `{"batch":[e1,e2,…` (the closing part with
+/// `sentAt` and `writeKey` is added per attempt, so that a retried batch carries a fresh `sentAt`
+/// and the server's clock-skew correction stays right).
+public struct UploadBatch: Sendable, Equatable {
+    /// `{"batch":[` followed by the comma-separated event texts.
+    public let head: [UInt8]
+    /// `],"sentAt":"` … is written by ``body(sentAt:)``; this is the escaped write key part after it.
+    let keyTail: [UInt8]
+    public let eventCount: Int
+
+    /// The full request body with the given `sentAt` (ISO-8601 with milliseconds, UTC).
+    public func body(sentAt: String = ISOTimestamp.now()) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(head.count + keyTail.count + 40)
+        out.append(contentsOf: head)
+        out.append(contentsOf: BatchBuilder.sentAtOpen)
+        out.append(contentsOf: sentAt.utf8)
+        out.append(contentsOf: keyTail)
+        return out
+    }
+
+    /// Size of the body: the batch limits apply to this number.
+    public var bodySize: Int { head.count + BatchBuilder.sentAtOpen.count + 24 + keyTail.count }
+}
+
+/// Builds upload batches by concatenating already-serialized event JSON: events are not parsed
+/// or re-encoded on the way out. A batch closes when the next event would push the body over
+/// ``BatchLimits/maxBatchBytes`` or the count over ``BatchLimits/maxBatchEvents``.
+public struct BatchBuilder: Sendable {
+    static let batchOpen: [UInt8] = Array(#"{"batch":["#.utf8)
+    static let sentAtOpen: [UInt8] = Array(#"],"sentAt":""#.utf8)
+
+    public let maxBytes: Int
+    public let maxEvents: Int
+    public let maxEventBytes: Int
+    private let keyTail: [UInt8]
+    private var head: [UInt8]
+    public private(set) var count = 0
+
+    public init(writeKey: String, maxBytes: Int = BatchLimits.maxBatchBytes,
+                maxEvents: Int = BatchLimits.maxBatchEvents, maxEventBytes: Int = BatchLimits.maxEventBytes) {
+        var tail = Array(#"","writeKey":"#.utf8)
+        JSON.string(writeKey).write(to: &tail)
+        tail.append(UInt8(ascii: "}"))
+        self.keyTail = tail
+        self.maxBytes = maxBytes
+        self.maxEvents = max(1, maxEvents)
+        self.maxEventBytes = maxEventBytes
+        self.head = BatchBuilder.batchOpen
+        self.head.reserveCapacity(min(maxBytes, 1 << 20))
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// Body size if the batch were finished now.
+    public var currentSize: Int { head.count + BatchBuilder.sentAtOpen.count + 24 + keyTail.count }
+
+    /// Would `size` more bytes of event fit in this batch?
+    public func fits(eventSize size: Int) -> Bool {
+        count < maxEvents && currentSize + (count > 0 ? 1 : 0) + size <= maxBytes
+    }
+
+    /// Adds one serialized event. Returns false (and adds nothing) when the batch is full: finish
+    /// it and add the event to the next one. Throws when the event can never be sent.
+    public mutating func append(_ event: UnsafeRawBufferPointer) throws(BatchEventError) -> Bool {
+        try BatchLimits.check(event: event, limit: maxEventBytes)
+        guard fits(eventSize: event.count) else {
+            if count == 0 {
+                // Cannot happen with sane limits (an event is ≤ 32 KB), but a tiny maxBytes must
+                // not make the caller loop forever.
+                throw BatchEventError(reason: .tooLarge(size: event.count, limit: maxBytes - currentSize))
+            }
+            return false
+        }
+        if count > 0 { head.append(UInt8(ascii: ",")) }
+        head.append(contentsOf: event)
+        count += 1
+        return true
+    }
+
+    public mutating func append(_ event: [UInt8]) throws(BatchEventError) -> Bool {
+        let r = event.withUnsafeBytes { raw in Result { () throws(BatchEventError) in try append(raw) } }
+        return try r.get()
+    }
+
+    /// Closes the batch and starts an empty one.
+    public mutating func finish() -> UploadBatch {
+        let batch = UploadBatch(head: head, keyTail: keyTail, eventCount: count)
+        head = BatchBuilder.batchOpen
+        head.reserveCapacity(min(maxBytes, 1 << 20))
+        count = 0
+        return batch
+    }
+
+    /// Splits a list of serialized events into batches. Events that can never be sent are
+    /// returned in `rejected` (with their index) and do not stop the others.
+    public static func split(_ events: [[UInt8]], writeKey: String, maxBytes: Int = BatchLimits.maxBatchBytes,
+                             maxEvents: Int = BatchLimits.maxBatchEvents)
+        -> (batches: [UploadBatch], rejected: [BatchEventError])
+    {
+        var builder = BatchBuilder(writeKey: writeKey, maxBytes: maxBytes, maxEvents: maxEvents)
+        var batches: [UploadBatch] = []
+        var rejected: [BatchEventError] = []
+        for (i, event) in events.enumerated() {
+            do {
+                if try !builder.append(event) {
+                    batches.append(builder.finish())
+                    _ = try builder.append(event)
+                }
+            } catch {
+                var e = error
+                e.index = i
+                rejected.append(e)
+            }
+        }
+        if !builder.isEmpty { batches.append(builder.finish()) }
+        return (batches, rejected)
+    }
+}

@@ -1,0 +1,53 @@
+/// The Segment tracking API's size limits, enforced before upload so that one bad event can
+/// never make a whole batch fail with 400 or block the queue behind it.
+public enum BatchLimits {
+    /// Largest serialized event the API accepts (32 KB).
+    public static let maxEventBytes = 32 * 1024
+    /// Largest upload body the SDKs send (the API's hard limit is 500 KB; 475,000 leaves room
+    /// for proxies that add to the request).
+    public static let maxBatchBytes = 475_000
+    /// Most events in one batch.
+    public static let maxBatchEvents = 2_500
+
+    /// Throws when `event` (already-serialized JSON) cannot go into any batch: over the size limit,
+    /// or not a JSON object text at all. Call it when an event is accepted, so that the caller
+    /// hears about the problem while it still has the event in hand.
+    public static func check(event: UnsafeRawBufferPointer, limit: Int = maxEventBytes) throws(BatchEventError) {
+        if event.count > limit {
+            throw BatchEventError(reason: .tooLarge(size: event.count, limit: limit))
+        }
+        guard event.count >= 2, event[0] == UInt8(ascii: "{"), event[event.count - 1] == UInt8(ascii: "}") else {
+            throw BatchEventError(reason: .notAnObject)
+        }
+    }
+
+    public static func check(event: [UInt8], limit: Int = maxEventBytes) throws(BatchEventError) {
+        try event.withUnsafeBytes { raw in Result { () throws(BatchEventError) in try check(event: raw, limit: limit) } }.get()
+    }
+}
+
+/// Why an event was refused by the batcher. The event is rejected (reported), never dropped silently.
+public struct BatchEventError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Reason: Sendable, Equatable {
+        case tooLarge(size: Int, limit: Int)
+        case notAnObject
+    }
+    public var reason: Reason
+    /// Position of the event in the input, when the error comes from splitting a list.
+    public var index: Int?
+
+    public init(reason: Reason, index: Int? = nil) {
+        self.reason = reason
+        self.index = index
+    }
+
+    public var description: String {
+        let which = index.map { "event #\($0)" } ?? "event"
+        switch reason {
+        case .tooLarge(let size, let limit):
+            return "\(which) rejected: \(size) bytes is over the \(limit)-byte limit per event"
+        case .notAnObject:
+            return "\(which) rejected: serialized event is not a JSON object"
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import CZlib
+
+/// Why zlib refused to compress or inflate a buffer.
+public struct GzipError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var operation: String
+    public var code: Int32
+    public var detail: String
+    public var description: String { "gzip \(operation) failed (zlib code \(code)): \(detail)" }
+}
+
+/// gzip (RFC 1952) compression through zlib. Upload bodies are repetitive JSON, so the fastest
+/// level already shrinks them about tenfold; higher levels cost CPU the uploader needs elsewhere.
+///
+/// A compressor keeps its zlib stream between calls (`deflateReset` instead of a fresh 256 KB
+/// state per batch). It is not thread-safe: give each uploading thread its own.
+public final class GzipCompressor {
+    private var stream = z_stream()
+    private var ready = false
+    public let level: Int32
+
+    /// `level` 1 (fastest, the default) … 9 (smallest).
+    public init(level: Int32 = 1) {
+        self.level = max(1, min(9, level))
+    }
+
+    deinit {
+        if ready { deflateEnd(&stream) }
+    }
+
+    /// Compresses `input` into a complete gzip member.
+    public func compress(_ input: UnsafeRawBufferPointer) throws(GzipError) -> [UInt8] {
+        if !ready {
+            // windowBits 15 + 16 asks zlib for a gzip header and trailer instead of a zlib one.
+            let rc = deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
+                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+            guard rc == Z_OK else { throw GzipError(operation: "init", code: rc, detail: "deflateInit2 refused") }
+            ready = true
+        } else {
+            deflateReset(&stream)
+        }
+        let bound = Int(deflateBound(&stream, uLong(input.count))) + 32
+        var output = [UInt8](repeating: 0, count: bound)
+        var produced = 0
+        var rc: Int32 = Z_OK
+        output.withUnsafeMutableBufferPointer { out in
+            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+            stream.avail_in = uInt(input.count)
+            stream.next_out = out.baseAddress
+            stream.avail_out = uInt(out.count)
+            rc = deflate(&stream, Z_FINISH)
+            produced = out.count - Int(stream.avail_out)
+            stream.next_in = nil
+            stream.next_out = nil
+        }
+        guard rc == Z_STREAM_END else {
+            throw GzipError(operation: "deflate", code: rc, detail: "output bound too small or stream error")
+        }
+        output.removeSubrange(produced...)
+        return output
+    }
+
+    public func compress(_ input: [UInt8]) throws(GzipError) -> [UInt8] {
+        try input.withUnsafeBytes { raw in Result { () throws(GzipError) in try compress(raw) } }.get()
+    }
+}
+
+/// One-shot helpers for code that compresses rarely (tests, the settings cache is not compressed).
+public enum Gzip {
+    /// Compresses with a throw-away compressor at the fastest level.
+    public static func compress(_ input: [UInt8]) throws(GzipError) -> [UInt8] {
+        try GzipCompressor().compress(input)
+    }
+
+    /// Inflates a gzip (or zlib) stream; concatenated gzip members are inflated one after another.
+    /// `limit` bounds the output so that a hostile "zip bomb" cannot exhaust memory.
+    public static func decompress(_ input: UnsafeRawBufferPointer, limit: Int = 64 << 20) throws(GzipError) -> [UInt8] {
+        var stream = z_stream()
+        // 15 + 32: detect gzip or zlib headers automatically.
+        var rc = inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard rc == Z_OK else { throw GzipError(operation: "init", code: rc, detail: "inflateInit2 refused") }
+        defer { inflateEnd(&stream) }
+        guard let base = input.baseAddress, input.count > 0 else {
+            throw GzipError(operation: "inflate", code: Z_DATA_ERROR, detail: "empty input")
+        }
+        var output: [UInt8] = []
+        output.reserveCapacity(min(limit, max(4096, input.count * 8)))
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        stream.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
+        stream.avail_in = uInt(input.count)
+        while true {
+            let produced: Int = chunk.withUnsafeMutableBufferPointer { out in
+                stream.next_out = out.baseAddress
+                stream.avail_out = uInt(out.count)
+                rc = inflate(&stream, Z_NO_FLUSH)
+                return out.count - Int(stream.avail_out)
+            }
+            output.append(contentsOf: chunk[0..<produced])
+            if output.count > limit {
+                throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "output exceeds the \(limit)-byte limit")
+            }
+            if rc == Z_STREAM_END {
+                if stream.avail_in == 0 { break }
+                // Another gzip member follows.
+                inflateReset(&stream)
+                continue
+            }
+            guard rc == Z_OK else {
+                let detail = stream.msg.map { String(cString: $0) } ?? "corrupt or truncated data"
+                throw GzipError(operation: "inflate", code: rc, detail: detail)
+            }
+            if stream.avail_in == 0 && produced == 0 {
+                throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "truncated data")
+            }
+        }
+        return output
+    }
+
+    public static func decompress(_ input: [UInt8], limit: Int = 64 << 20) throws(GzipError) -> [UInt8] {
+        try input.withUnsafeBytes { raw in Result { () throws(GzipError) in try decompress(raw, limit: limit) } }.get()
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Waits between upload retries. Injectable so that tests can observe the waits without spending
+/// them, and so that shutdown can cut a long wait (a 429 may ask for minutes) short.
+public protocol RetrySleeper: Sendable {
+    /// Waits `seconds`; returns false when the wait was cancelled (the caller should stop retrying
+    /// and keep the batch for later).
+    func sleep(seconds: Double) -> Bool
+}
+
+/// The real sleeper: a timed wait on a condition that ``cancel()`` interrupts at once.
+public final class InterruptibleSleeper: RetrySleeper, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var cancelled = false  // guarded by condition
+
+    public init() {}
+
+    public func sleep(seconds: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: max(0, seconds))
+        condition.lock()
+        defer { condition.unlock() }
+        while !cancelled {
+            if !condition.wait(until: deadline) { return !cancelled }
+        }
+        return false
+    }
+
+    /// Ends the current and every later wait (returning false).
+    public func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Allows waiting again after a cancel (e.g. the host resumed).
+    public func reset() {
+        condition.lock()
+        cancelled = false
+        condition.unlock()
+    }
+
+    public var isCancelled: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return cancelled
+    }
+}

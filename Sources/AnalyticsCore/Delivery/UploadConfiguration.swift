@@ -1,0 +1,46 @@
+import Foundation
+
+/// Where and how batches are uploaded.
+public struct UploadConfiguration: Sendable {
+    public var writeKey: String
+    /// `api.segment.io/v1` (https is assumed) or a full base such as `http://127.0.0.1:8080/v1`.
+    public var apiHost: String
+    /// Seconds without a response before an attempt counts as failed (and is retried).
+    public var requestTimeout: Double
+    public var retryPolicy: RetryPolicy
+    public var userAgent: String
+
+    public init(writeKey: String, apiHost: String = "api.segment.io/v1", requestTimeout: Double = 15,
+                retryPolicy: RetryPolicy = .standard, userAgent: String = "analytics-host (Linux)") {
+        self.writeKey = writeKey
+        self.apiHost = apiHost
+        self.requestTimeout = requestTimeout
+        self.retryPolicy = retryPolicy
+        self.userAgent = userAgent
+    }
+
+    /// `<apiHost>/b`, with `https://` added when no scheme is given.
+    public func batchURL() throws(UploadEndpointError) -> URL {
+        try Self.url(base: apiHost, path: "b")
+    }
+
+    /// Joins `base` (scheme optional, https by default) and `path`.
+    static func url(base: String, path: String) throws(UploadEndpointError) -> URL {
+        var text = base.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { throw UploadEndpointError(host: base, reason: "empty host") }
+        if !text.contains("://") { text = "https://" + text }
+        while text.hasSuffix("/") { text.removeLast() }
+        text += "/" + path
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+              scheme == "https" || scheme == "http", url.host != nil
+        else { throw UploadEndpointError(host: base, reason: "not an http(s) URL") }
+        return url
+    }
+}
+
+/// The configured host does not make a usable URL.
+public struct UploadEndpointError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var reason: String
+    public var description: String { "invalid host '\(host)': \(reason)" }
+}

@@ -1,0 +1,273 @@
+import AnalyticsCore
+import Foundation
+import Glibc
+
+/// A real HTTP/1.1 server on 127.0.0.1 (ephemeral port) for tests and benchmarks: POSIX sockets,
+/// a thread per connection, keep-alive, `Expect: 100-continue`, gzip request bodies inflated.
+/// It records every request and answers from a script (``enqueue(_:path:)``), falling back to
+/// ``defaultResponse`` (200 `{"success":true}`).
+///
+/// Waiting helpers take deadlines, so tests never sleep to synchronise.
+public final class LoopbackHTTPServer: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// Keep request bodies in ``requests`` (turn off for benchmarks of millions of events).
+        public var recordBodies: Bool
+        /// Keep requests at all (counters are kept either way).
+        public var recordRequests: Bool
+        /// Called on the connection thread for every request, after recording.
+        public var onRequest: (@Sendable (RecordedRequest) -> Void)?
+
+        public init(recordBodies: Bool = true, recordRequests: Bool = true, onRequest: (@Sendable (RecordedRequest) -> Void)? = nil) {
+            self.recordBodies = recordBodies
+            self.recordRequests = recordRequests
+            self.onRequest = onRequest
+        }
+    }
+
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let port: UInt16
+    public let options: Options
+    private let listenFD: Int32
+    private let condition = NSCondition()
+    // Guarded by `condition`:
+    private var script: [(path: String?, response: ScriptedResponse)] = []
+    private var fallback: ScriptedResponse = .ok
+    private var recorded: [RecordedRequest] = []
+    private var requestTotal = 0
+    private var wireBytesTotal = 0
+    private var connectionsAccepted = 0
+    private var openConnections: Set<Int32> = []
+    private var liveThreads = 0
+    private var stopped = false
+
+    /// `http://127.0.0.1:<port>`
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    public init(options: Options = Options()) throws {
+        self.options = options
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw StartError(description: "socket() failed: errno \(errno)") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = 0
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 256) == 0 else {
+            let e = errno
+            close(fd)
+            throw StartError(description: "bind/listen on 127.0.0.1 failed: errno \(e)")
+        }
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        self.listenFD = fd
+        self.port = UInt16(bigEndian: addr.sin_port)
+        liveThreads = 1
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    deinit { stop() }
+
+    // MARK: Script
+
+    /// Queues a response for the next request (to `path` only, when given). Responses are used once.
+    public func enqueue(_ response: ScriptedResponse, path: String? = nil) {
+        condition.lock()
+        script.append((path, response))
+        condition.unlock()
+    }
+
+    /// Queues the same response `count` times.
+    public func enqueue(_ response: ScriptedResponse, times count: Int, path: String? = nil) {
+        for _ in 0..<count { enqueue(response, path: path) }
+    }
+
+    /// Used when no queued response matches.
+    public var defaultResponse: ScriptedResponse {
+        get { condition.lock(); defer { condition.unlock() }; return fallback }
+        set { condition.lock(); fallback = newValue; condition.unlock() }
+    }
+
+    // MARK: Observation
+
+    public var requests: [RecordedRequest] {
+        condition.lock(); defer { condition.unlock() }
+        return recorded
+    }
+
+    public var requestCount: Int {
+        condition.lock(); defer { condition.unlock() }
+        return requestTotal
+    }
+
+    /// Request body bytes received (before gunzipping).
+    public var wireBytes: Int {
+        condition.lock(); defer { condition.unlock() }
+        return wireBytesTotal
+    }
+
+    public var connectionCount: Int {
+        condition.lock(); defer { condition.unlock() }
+        return connectionsAccepted
+    }
+
+    /// Waits until at least `count` requests arrived; false at the deadline.
+    @discardableResult
+    public func waitForRequests(_ count: Int, timeout: Double = 10) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while requestTotal < count {
+            if !condition.wait(until: deadline) { return requestTotal >= count }
+        }
+        return true
+    }
+
+    /// Forgets recorded requests (counters too) and the script.
+    public func reset() {
+        condition.lock()
+        recorded.removeAll()
+        script.removeAll()
+        requestTotal = 0
+        wireBytesTotal = 0
+        condition.unlock()
+    }
+
+    // MARK: Lifecycle
+
+    /// Stops accepting, wakes hung responses, closes every connection and waits (up to 5 s) for
+    /// the server's threads to end. Idempotent.
+    public func stop() {
+        condition.lock()
+        if stopped {
+            condition.unlock()
+            return
+        }
+        stopped = true
+        Glibc.shutdown(listenFD, Int32(SHUT_RDWR))
+        for fd in openConnections { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        condition.broadcast()
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while liveThreads > 0 {
+            if !condition.wait(until: deadline) { break }
+        }
+        condition.unlock()
+        close(listenFD)
+    }
+
+    private func threadEnded() {
+        condition.lock()
+        liveThreads -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func acceptLoop() {
+        defer { threadEnded() }
+        while true {
+            let fd = accept(listenFD, nil, nil)
+            if fd < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return
+            }
+            condition.lock()
+            if stopped {
+                condition.unlock()
+                close(fd)
+                return
+            }
+            openConnections.insert(fd)
+            connectionsAccepted += 1
+            liveThreads += 1
+            condition.unlock()
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // child processes started by tests must not inherit it
+            var yes: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+            Thread.detachNewThread { [self] in serve(fd) }
+        }
+    }
+
+    // MARK: Connection
+
+    private func serve(_ fd: Int32) {
+        defer {
+            condition.lock()
+            openConnections.remove(fd)
+            condition.unlock()
+            close(fd)
+            threadEnded()
+        }
+        var reader = HTTPRequestReader(fd: fd)
+        while let parsed = reader.next() {
+            let response = record(parsed)
+            switch response {
+            case .close:
+                return
+            case .hang:
+                condition.lock()
+                while !stopped { condition.wait() }
+                condition.unlock()
+                return
+            case .respond(let status, let headers, let body):
+                var keepAlive = !parsed.wantsClose
+                for (name, value) in headers where name.lowercased() == "connection" && value.lowercased() == "close" {
+                    keepAlive = false
+                }
+                guard sendAll(fd, HTTPResponseWriter.bytes(status: status, headers: headers, body: body, keepAlive: keepAlive)),
+                      keepAlive else { return }
+            }
+        }
+    }
+
+    /// Records the request and picks its response.
+    private func record(_ parsed: ParsedHTTPRequest) -> ScriptedResponse {
+        var request = RecordedRequest(method: parsed.method, path: parsed.path, headers: parsed.headers,
+                                      body: [], wireBodySize: parsed.body.count, decodeError: nil)
+        let wantsBody = options.recordBodies || options.onRequest != nil
+        if wantsBody {
+            if request.header("Content-Encoding")?.lowercased() == "gzip" {
+                do { request.body = try Gzip.decompress(parsed.body) } catch { request.decodeError = error.description }
+            } else {
+                request.body = parsed.body
+            }
+        }
+        options.onRequest?(request)
+        condition.lock()
+        defer { condition.unlock() }
+        requestTotal += 1
+        wireBytesTotal += parsed.body.count
+        if options.recordRequests {
+            if !options.recordBodies { request.body = [] }
+            recorded.append(request)
+        }
+        condition.broadcast()
+        if let i = script.firstIndex(where: { $0.path == nil || $0.path == parsed.path }) {
+            return script.remove(at: i).response
+        }
+        return fallback
+    }
+}
+
+/// Writes all bytes, false when the peer went away.
+func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    bytes.withUnsafeBytes { raw in
+        var sent = 0
+        while sent < raw.count {
+            let n = send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            sent += n
+        }
+        return true
+    }
+}
