@@ -1,1 +1,15 @@
-print("analytics-bench")
+import AnalyticsCore
+import Foundation
+
+// `make bench`: every figure of the project, measured in this one run, printed as one table.
+let table = BenchTable()
+FileHandle.standardError.write(Data("analytics-bench: measuring (release build, \(ProcessInfo.processInfo.activeProcessorCount) cores)\n".utf8))
+
+for k in [1, 10] {
+    let r = timelineBenchmark(destinations: k, events: k == 1 ? 1_000_000 : 300_000)
+    table.add("timeline, K=\(k) in-process no-op destination\(k > 1 ? "s" : ""): events/s", formatRate(r.eventsPerSecond),
+              target: k == 1 ? "≥ 300,000" : "≥ 150,000")
+    table.add("timeline, K=\(k): µs/event", String(format: "%.2f", r.microsecondsPerEvent))
+}
+table.add("peak RSS of the run (MiB)", String(format: "%.0f", peakRSSMiB()))
+print(table.render())

@@ -1,11 +1,17 @@
-/// Random version-4 UUID text for `messageId` and `anonymousId`, from the system generator.
+import Synchronization
+
+/// Random version-4 UUID text for `messageId` and `anonymousId`.
+///
+/// The bits come from xoshiro256** seeded once from the system generator: asking the kernel for
+/// randomness on every event cost more than the rest of the call. 122 random bits per id keep
+/// collisions out of reach.
 public enum MessageID {
+    private static let state = Mutex(Xoshiro256())
+
     public static func make() -> String {
-        var g = SystemRandomNumberGenerator()
-        var a = g.next() as UInt64
-        var b = g.next() as UInt64
-        a = (a & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
-        b = (b & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+        let (a0, b0) = state.withLock { rng in (rng.next(), rng.next()) }
+        let a = (a0 & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
+        let b = (b0 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
         let hex: StaticString = "0123456789ABCDEF"
         return String(unsafeUninitializedCapacity: 36) { buf in
             var o = 0
@@ -19,4 +25,29 @@ public enum MessageID {
             return 36
         }
     }
+}
+
+/// xoshiro256** (Blackman & Vigna): small, fast, statistically strong; not for secrets.
+struct Xoshiro256: RandomNumberGenerator {
+    private var s: (UInt64, UInt64, UInt64, UInt64)
+
+    init() {
+        var g = SystemRandomNumberGenerator()
+        s = (g.next(), g.next(), g.next(), g.next())
+        if s == (0, 0, 0, 0) { s.0 = 1 }
+    }
+
+    mutating func next() -> UInt64 {
+        let result = rotl(s.1 &* 5, 7) &* 9
+        let t = s.1 << 17
+        s.2 ^= s.0
+        s.3 ^= s.1
+        s.1 ^= s.2
+        s.0 ^= s.3
+        s.2 ^= t
+        s.3 = rotl(s.3, 45)
+        return result
+    }
+
+    private func rotl(_ x: UInt64, _ k: UInt64) -> UInt64 { (x << k) | (x >> (64 - k)) }
 }

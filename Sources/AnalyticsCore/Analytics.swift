@@ -1,0 +1,226 @@
+import Foundation
+
+/// The analytics client: turns calls into Segment events and runs them through its timeline.
+/// Every method is safe to call from any thread.
+public final class Analytics: Sendable {
+    public let configuration: Configuration
+    /// The client's timeline (source plugins, destinations, after and utility plugins).
+    public let timeline = Timeline()
+
+    private let user: Locked<UserState>
+    private let store: UserStore
+    private let currentSettings: Locked<Settings>
+    private let stopped = Locked(false)
+    let report: @Sendable (AnalyticsError) -> Void
+    let log: @Sendable (LogLevel, String) -> Void
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        let report: @Sendable (AnalyticsError) -> Void = configuration.errorHandler ?? { error in
+            FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
+        }
+        self.report = report
+        self.log = configuration.logHandler ?? { level, message in
+            if level >= .warning { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }
+        }
+
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.storageDirectory, withIntermediateDirectories: true)
+        } catch {
+            report(.storage("cannot create storage directory \(configuration.storageDirectory): \(error.localizedDescription)"))
+        }
+        store = UserStore(directory: configuration.storageDirectory)
+        let saved = store.load(report: report)
+        user = Locked(saved ?? UserState(anonymousId: MessageID.make()))
+        let settings = configuration.defaultSettings ?? .fallback(writeKey: configuration.writeKey)
+        currentSettings = Locked(settings)
+
+        timeline.configureClient(self, queueCapacity: configuration.destinationQueueCapacity, report: report)
+        if !configuration.sourceMiddleware.isEmpty {
+            timeline.add(MiddlewarePlugin(configuration.sourceMiddleware))
+        }
+        timeline.add(ContextPlugin(application: configuration.application))
+        for plugin in configuration.plugins { add(plugin: plugin) }
+        timeline.update(settings: settings, type: .initial)
+        if saved == nil { persistUser() }
+        if configuration.trackApplicationLifecycleEvents { trackLaunch(previous: saved) }
+    }
+
+    // MARK: Plugins
+
+    /// Adds a plugin. A destination gets the destination middleware configured for its key first.
+    @discardableResult
+    public func add(plugin: Plugin) -> Plugin {
+        if let destination = plugin as? DestinationPlugin,
+           let chain = configuration.destinationMiddleware[destination.key], !chain.isEmpty {
+            destination.timeline.add(MiddlewarePlugin(chain, destinationKey: destination.key))
+        }
+        timeline.add(plugin)
+        return plugin
+    }
+
+    public func remove(plugin: Plugin) { timeline.remove(plugin) }
+
+    /// The destination with this key.
+    public func find(key: String) -> DestinationPlugin? { timeline.find(key: key) }
+
+    // MARK: Settings
+
+    public var settings: Settings { currentSettings.withLock { $0 } }
+
+    /// Applies new settings everywhere: every plugin, including those inside destinations.
+    public func update(settings: Settings, type: UpdateType = .refresh) {
+        currentSettings.withLock { $0 = settings }
+        timeline.update(settings: settings, type: type)
+    }
+
+    // MARK: User
+
+    public var userId: String? { user.withLock { $0.userId } }
+    public var anonymousId: String { user.withLock { $0.anonymousId } }
+    public var traits: JSONObject { user.withLock { $0.traits } }
+
+    private func persistUser() {
+        let snapshot = user.withLock { $0 }
+        do { try store.save(snapshot) } catch { report(.storage("cannot save user state: \(error)")) }
+    }
+
+    // MARK: Calls
+
+    public func track(_ name: String, properties: JSONObject? = nil, integrations: JSONObject? = nil) {
+        var fields: JSONObject = ["event": .string(name)]
+        fields["properties"] = .object(properties ?? [:])
+        send(.track, fields, integrations: integrations)
+    }
+
+    /// Sets the user (when given) and merges `traits` into the saved ones.
+    public func identify(userId: String? = nil, traits: JSONObject? = nil, integrations: JSONObject? = nil) {
+        let merged = user.withLock { state -> JSONObject in
+            if let userId { state.userId = userId }
+            if let traits { state.traits.merge(traits) }
+            return state.traits
+        }
+        persistUser()
+        send(.identify, ["traits": .object(merged)], integrations: integrations)
+    }
+
+    public func screen(_ name: String?, category: String? = nil, properties: JSONObject? = nil, integrations: JSONObject? = nil) {
+        var fields: JSONObject = [:]
+        if let name { fields["name"] = .string(name) }
+        if let category { fields["category"] = .string(category) }
+        fields["properties"] = .object(properties ?? [:])
+        send(.screen, fields, integrations: integrations)
+    }
+
+    public func group(groupId: String, traits: JSONObject? = nil, integrations: JSONObject? = nil) {
+        send(.group, ["groupId": .string(groupId), "traits": .object(traits ?? [:])], integrations: integrations)
+    }
+
+    /// Links the current identity to `newId`, which becomes the userId.
+    public func alias(_ newId: String, integrations: JSONObject? = nil) {
+        let previous = user.withLock { state -> String in
+            let previous = state.userId ?? state.anonymousId
+            state.userId = newId
+            return previous
+        }
+        persistUser()
+        send(.alias, ["previousId": .string(previous)], integrations: integrations)
+    }
+
+    /// Builds the message for a call and runs it; refused calls go to the error handler.
+    private func send(_ type: EventType, _ fields: JSONObject, integrations: JSONObject?) {
+        let (userId, anonymousId) = user.withLock { ($0.userId, $0.anonymousId) }
+        var payload = JSONObject(uniquePairs: [("type", .string(type.rawValue))])
+        payload.storage.reserveCapacity(fields.count + 7)
+        payload.storage.append(contentsOf: fields.storage)
+        if let userId { payload.storage.append(("userId", .string(userId))) }
+        payload.storage.append(("anonymousId", .string(anonymousId)))
+        payload.storage.append(("messageId", .string(MessageID.make())))
+        payload.storage.append(("timestamp", .string(ISOTimestamp.now())))
+        payload.storage.append(("integrations", .object(integrations ?? [:])))
+        let event = Event(type: type, payload: payload)
+        do {
+            try event.validate()
+        } catch {
+            report(.invalidEvent(error.description.replacingOccurrences(of: "invalid event: ", with: "")))
+            return
+        }
+        timeline.process(event)
+    }
+
+    /// Runs a message given as JSON (a spec-shaped object, e.g. one line of input). `messageId`,
+    /// `timestamp`, `context` and `integrations` are kept when given and filled in when not; user
+    /// ids default to the client's. Returns the event as it left the source stage, nil if dropped.
+    @discardableResult
+    public func process(payload: JSONObject) throws(EventError) -> Event? {
+        var event = try Event(payload: payload)
+        if event.userId == nil, let userId = self.userId { event.userId = userId }
+        if event.anonymousId == nil { event.anonymousId = anonymousId }
+        if event.messageId == nil { event.messageId = MessageID.make() }
+        if event.timestamp == nil { event.timestamp = ISOTimestamp.now() }
+        if event.payload["integrations"] == nil { event.payload["integrations"] = [:] }
+        try event.validate()
+        return timeline.process(event)
+    }
+
+    // MARK: Reset, flush, shutdown
+
+    /// Forgets the user: clears userId and traits, picks a new anonymousId, and resets every
+    /// plugin. Source middleware sees the reset first and may stop it.
+    public func reset() {
+        if let gate = timeline.plugins(of: .before).first(where: { $0 is MiddlewarePlugin }) as? MiddlewarePlugin,
+           !gate.allows(.reset) {
+            return
+        }
+        user.withLock { state in
+            state.userId = nil
+            state.traits = [:]
+            state.anonymousId = MessageID.make()
+        }
+        persistUser()
+        timeline.reset()
+    }
+
+    /// Flushes every plugin and waits (at most `flushTimeout`) until every destination has drained.
+    /// Source middleware sees the flush first and may stop it.
+    @discardableResult
+    public func flush() -> Bool {
+        if let gate = timeline.plugins(of: .before).first(where: { $0 is MiddlewarePlugin }) as? MiddlewarePlugin,
+           !gate.allows(.flush) {
+            return true
+        }
+        return timeline.flush(timeout: configuration.flushTimeout)
+    }
+
+    /// Flushes with a bounded wait, then stops every destination and plugin. Later calls are
+    /// ignored. Returns false if something did not finish in time.
+    @discardableResult
+    public func shutdown() -> Bool {
+        let already = stopped.withLock { s -> Bool in defer { s = true }; return s }
+        if already { return true }
+        let flushed = timeline.flush(timeout: configuration.flushTimeout)
+        let stoppedInTime = timeline.shutdown(timeout: configuration.flushTimeout)
+        persistUser()
+        return flushed && stoppedInTime
+    }
+
+    // MARK: Lifecycle
+
+    /// "Application Installed" on the first run, "Application Updated" when the version or build
+    /// changed, then "Application Opened", as analytics-swift does on iOS.
+    private func trackLaunch(previous: UserState?) {
+        let version = configuration.application?.version ?? ""
+        let build = configuration.application?.build ?? ""
+        if previous == nil {
+            track("Application Installed", properties: ["version": .string(version), "build": .string(build)])
+        } else if let p = previous, (p.appVersion ?? "") != version || (p.appBuild ?? "") != build {
+            track("Application Updated", properties: [
+                "version": .string(version), "build": .string(build),
+                "previous_version": .string(p.appVersion ?? ""), "previous_build": .string(p.appBuild ?? ""),
+            ])
+        }
+        track("Application Opened", properties: ["version": .string(version), "build": .string(build), "from_background": false])
+        user.withLock { $0.appVersion = version; $0.appBuild = build }
+        persistUser()
+    }
+}

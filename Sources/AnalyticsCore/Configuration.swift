@@ -1,0 +1,67 @@
+import Foundation
+
+/// How a client is set up. Everything has a default except the write key.
+public struct Configuration: Sendable {
+    /// The source's write key (Basic-auth user for uploads, key of the settings URL).
+    public var writeKey: String
+    /// Where user state (and the event queue) live; survives restarts.
+    public var storageDirectory: String
+    /// Upload when this many events are queued…
+    public var flushAt: Int = 20
+    /// …or this many seconds after the last upload.
+    public var flushInterval: Double = 30
+    /// Settings used until (or instead of) fetched ones; `Settings.fallback` when nil.
+    public var defaultSettings: Settings?
+    /// Receives every failure; by default they are written to standard error.
+    public var errorHandler: (@Sendable (AnalyticsError) -> Void)?
+    /// Receives informational messages (e.g. a settings key that no library provides).
+    public var logHandler: (@Sendable (LogLevel, String) -> Void)?
+    /// Name, version and build of the application, added to each event's `context.app`.
+    public var application: ApplicationInfo?
+    /// Send "Application Installed" / "Updated" / "Opened" at start, as analytics-swift does on iOS.
+    public var trackApplicationLifecycleEvents = true
+    /// Source middleware, run on every call in order (fixed once the client exists).
+    public var sourceMiddleware: [Middleware] = []
+    /// Destination middleware by destination key (fixed once the client exists).
+    public var destinationMiddleware: [String: [Middleware]] = [:]
+    /// Plugins added before the client starts, so they also see the lifecycle events.
+    public var plugins: [Plugin] = []
+    /// Events each destination may hold before the oldest are dropped.
+    public var destinationQueueCapacity = 10_000
+    /// Longest wait of `flush()` and `shutdown()` for destinations to drain, in seconds.
+    public var flushTimeout: Double = 10
+
+    public init(writeKey: String, storageDirectory: String? = nil) {
+        self.writeKey = writeKey
+        self.storageDirectory = storageDirectory ?? Configuration.defaultStorageDirectory(writeKey: writeKey)
+    }
+
+    /// `$XDG_DATA_HOME/analytics-host/<writeKey>`, else `~/.local/share/analytics-host/<writeKey>`.
+    public static func defaultStorageDirectory(writeKey: String) -> String {
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((env["HOME"] ?? NSTemporaryDirectory()) + "/.local/share")
+        let safeKey = writeKey.isEmpty ? "default" : writeKey.replacingOccurrences(of: "/", with: "_")
+        return base + "/analytics-host/" + safeKey
+    }
+}
+
+/// The application that embeds the client.
+public struct ApplicationInfo: Sendable, Equatable {
+    public var name: String
+    public var version: String
+    public var build: String
+    public init(name: String, version: String, build: String) {
+        self.name = name
+        self.version = version
+        self.build = build
+    }
+}
+
+public enum LogLevel: String, Sendable, Comparable {
+    case debug, info, warning, error
+    public static func < (a: LogLevel, b: LogLevel) -> Bool {
+        let order: [LogLevel] = [.debug, .info, .warning, .error]
+        return order.firstIndex(of: a)! < order.firstIndex(of: b)!
+    }
+}

@@ -1,0 +1,22 @@
+/// Fills in `context` (library, os, device, app, locale, timezone) on every event. The machine's
+/// part is computed once; keys the caller already set win.
+public final class ContextPlugin: Plugin {
+    public let type = PluginType.before
+    let staticContext: JSONObject
+
+    init(application: ApplicationInfo?) {
+        staticContext = SystemContext.make(application: application)
+    }
+
+    public func execute(_ event: Event) -> Event? {
+        var event = event
+        if let given = event.payload["context"]?.objectValue, !given.isEmpty {
+            var merged = staticContext
+            merged.merge(given)
+            event.payload["context"] = .object(merged)
+        } else {
+            event.payload["context"] = .object(staticContext)
+        }
+        return event
+    }
+}

@@ -1,0 +1,16 @@
+/// The per-call `integrations` option (REFERENCE §2): which destinations receive one event.
+public enum IntegrationsOption {
+    /// A bool for the key decides; an object for the key means enabled (it carries per-destination
+    /// options); otherwise `All` (or `all`) as a bool decides; otherwise enabled.
+    public static func isEnabled(_ key: String, in options: JSONObject) -> Bool {
+        if options.isEmpty { return true }
+        switch options[key] {
+        case .bool(let b)?: return b
+        case .object?: return true
+        default: break
+        }
+        if case .bool(let b)? = options["All"] { return b }
+        if case .bool(let b)? = options["all"] { return b }
+        return true
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// Drains one destination's bounded queue on its own thread, so that the destination sees events in
+/// call order, is never called concurrently, and can block without slowing callers or other
+/// destinations. When the queue is full the oldest event is dropped, counted and reported.
+final class DestinationWorker: @unchecked Sendable {
+    enum Item {
+        case event(Event)
+        case update(Settings, UpdateType)
+        case reset
+        case flush(DispatchGroup)
+    }
+
+    let destination: DestinationPlugin
+    let stats = DestinationStats()
+    private let capacity: Int
+    private let report: @Sendable (AnalyticsError) -> Void
+
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var queue = RingBuffer<Item>()
+    private var queuedEvents = 0
+    private var consumer = ConsumerState.running
+    private var controlPending = false
+    /// A woken worker waits this long for more events before draining, unless `lingerBatch`
+    /// events or a control call arrive first: one wake-up per batch instead of one per event.
+    private static let linger = 0.001
+    private static let lingerBatch = 256
+    private enum ConsumerState { case running, sleeping, lingering }
+    private var stopping = false
+    private var overflowSinceReport = 0
+
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(destination: DestinationPlugin, capacity: Int, report: @escaping @Sendable (AnalyticsError) -> Void) {
+        self.destination = destination
+        self.capacity = max(1, capacity)
+        self.report = report
+        let thread = Thread { [self] in run() }
+        thread.name = "destination \(destination.key)"
+        thread.start()
+    }
+
+    /// Queues an item; never blocks on the destination.
+    func submit(_ item: Item) {
+        condition.lock()
+        guard !stopping else { condition.unlock(); return }
+        if case .event = item {
+            stats._received.wrappingAdd(1, ordering: .relaxed)
+            if queuedEvents >= capacity {
+                if case .event? = queue.first { queue.removeFirst() } else {
+                    queue.removeFirst { if case .event = $0 { return true } else { return false } }
+                }
+                queuedEvents -= 1
+                overflowSinceReport += 1
+                stats._overflowed.wrappingAdd(1, ordering: .relaxed)
+            }
+            queuedEvents += 1
+        }
+        queue.append(item)
+        if case .event = item {} else { controlPending = true }
+        switch consumer {
+        case .sleeping: condition.signal()
+        case .lingering: if controlPending || queue.count >= Self.lingerBatch { condition.signal() }
+        case .running: break
+        }
+        condition.unlock()
+    }
+
+    /// Processes what is queued, shuts the destination down and ends the thread. Returns false if
+    /// the destination did not finish within `timeout` seconds.
+    @discardableResult
+    func stop(timeout: Double) -> Bool {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        condition.unlock()
+        return finished.wait(timeout: .now() + timeout) == .success
+    }
+
+    private func run() {
+        var batch: [Item] = []
+        batch.reserveCapacity(256)
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopping {
+                consumer = .sleeping
+                condition.wait()
+            }
+            if !stopping && !controlPending && queue.count < Self.lingerBatch {
+                consumer = .lingering
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.linger))
+            }
+            consumer = .running
+            controlPending = false
+            let done = queue.isEmpty && stopping
+            queue.drain(into: &batch)
+            queuedEvents = 0
+            let overflowed = overflowSinceReport
+            overflowSinceReport = 0
+            condition.unlock()
+
+            if overflowed > 0 {
+                report(.queueOverflow(destination: destination.key, dropped: overflowed, capacity: capacity))
+            }
+            for item in batch { handle(item) }
+            batch.removeAll(keepingCapacity: true)
+            if done { break }
+        }
+        destination.timeline.shutdownAll()
+        destination.shutdown()
+        finished.signal()
+    }
+
+    private func handle(_ item: Item) {
+        switch item {
+        case .event(let event):
+            if destination.timeline.deliver(event, to: destination).reached {
+                stats._delivered.wrappingAdd(1, ordering: .relaxed)
+            } else {
+                stats._dropped.wrappingAdd(1, ordering: .relaxed)
+            }
+        case .update(let settings, let type):
+            destination.timeline.update(settings: settings, type: type)
+            destination.update(settings: settings, type: type)
+        case .reset:
+            if destination.timeline.allows(.reset) {
+                destination.timeline.resetAll()
+                destination.reset()
+            }
+        case .flush(let group):
+            if destination.timeline.allows(.flush) {
+                destination.timeline.flushAll()
+                destination.flush()
+            }
+            group.leave()
+        }
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+
+/// The pipeline. Every event goes before → enrichment → destination → after; a plugin that
+/// returns nil ends the event's trip through this timeline.
+///
+/// The client owns one timeline; each destination owns another (its before / enrichment / after
+/// plugins apply to it alone). Middleware, destination filters and per-destination plugins are all
+/// plugins on these timelines — there is no second mechanism.
+public final class Timeline: @unchecked Sendable {
+    /// The plugin lists, replaced whole on every change so that events read them without copying.
+    final class Stages: @unchecked Sendable {
+        var before: [Plugin] = []
+        var enrichment: [Plugin] = []
+        var destinations: [DestinationWorker] = []
+        var after: [Plugin] = []
+        var utility: [Plugin] = []
+        var enabledKeys: Set<String>? = nil  // nil until settings arrive: no gate
+        /// Per destination, whether the settings name it (precomputed: checked for every event).
+        var enabled: [Bool] = []
+        var encodeBeforeFanOut = false
+
+        func copy() -> Stages {
+            let s = Stages()
+            s.before = before; s.enrichment = enrichment; s.destinations = destinations
+            s.after = after; s.utility = utility; s.enabledKeys = enabledKeys
+            s.encodeBeforeFanOut = encodeBeforeFanOut
+            return s
+        }
+        func recomputeGates() {
+            enabled = destinations.map { enabledKeys?.contains($0.destination.key) ?? true }
+        }
+        var all: [Plugin] { before + enrichment + destinations.map(\.destination) + after + utility }
+    }
+
+    private let stages = Locked(Stages())
+    /// Serialises fan-out so that every destination sees the same order of events.
+    private let fanOut = Locked(())
+    private let state = Locked(State())
+    private struct State {
+        weak var analytics: Analytics?
+        var settings: Settings?
+        var queueCapacity = 10_000
+        var report: @Sendable (AnalyticsError) -> Void = { _ in }
+    }
+
+    public init() {}
+
+    // MARK: Plugins
+
+    /// Adds a plugin at the end of its stage. A destination added to the client's timeline gets its
+    /// own worker; destinations cannot nest inside another destination's timeline.
+    public func add(_ plugin: Plugin) {
+        let (analytics, settings, capacity, report) = state.withLock { ($0.analytics, $0.settings, $0.queueCapacity, $0.report) }
+        var worker: DestinationWorker?
+        if let destination = plugin as? DestinationPlugin, plugin.type == .destination {
+            guard analytics != nil else {
+                report(.plugin(name: destination.key, message: "a destination cannot be added inside another destination's timeline"))
+                return
+            }
+            destination.timeline.attach(analytics: analytics, report: report, capacity: capacity)
+            worker = DestinationWorker(destination: destination, capacity: capacity, report: report)
+        }
+        stages.withLock { current in
+            let s = current.copy()
+            switch plugin.type {
+            case .before: s.before.append(plugin)
+            case .enrichment: s.enrichment.append(plugin)
+            case .destination:
+                if let worker {
+                    s.destinations.append(worker)
+                    s.encodeBeforeFanOut = s.encodeBeforeFanOut || plugin is EncodedEventConsumer
+                } else {
+                    report(.plugin(name: String(describing: Swift.type(of: plugin)), message: "a destination plugin must conform to DestinationPlugin"))
+                }
+            case .after: s.after.append(plugin)
+            case .utility: s.utility.append(plugin)
+            }
+            s.recomputeGates()
+            current = s
+        }
+        if let analytics { plugin.configure(analytics: analytics) }
+        if let settings {
+            if let worker { worker.submit(.update(settings, .initial)) } else { plugin.update(settings: settings, type: .initial) }
+        }
+    }
+
+    /// Removes a plugin; a removed destination drains its queue and is shut down.
+    public func remove(_ plugin: Plugin) {
+        var removedWorker: DestinationWorker?
+        stages.withLock { current in
+            let s = current.copy()
+            s.before.removeAll { $0 === plugin }
+            s.enrichment.removeAll { $0 === plugin }
+            s.after.removeAll { $0 === plugin }
+            s.utility.removeAll { $0 === plugin }
+            if let i = s.destinations.firstIndex(where: { $0.destination === plugin }) {
+                removedWorker = s.destinations.remove(at: i)
+                s.encodeBeforeFanOut = s.destinations.contains { $0.destination is EncodedEventConsumer }
+            }
+            s.recomputeGates()
+            current = s
+        }
+        if let removedWorker { removedWorker.stop(timeout: 10) } else if !(plugin is DestinationPlugin) { plugin.shutdown() }
+    }
+
+    /// Every plugin of one type, in order.
+    public func plugins(of type: PluginType) -> [Plugin] {
+        let s = stages.withLock { $0 }
+        switch type {
+        case .before: return s.before
+        case .enrichment: return s.enrichment
+        case .destination: return s.destinations.map(\.destination)
+        case .after: return s.after
+        case .utility: return s.utility
+        }
+    }
+
+    /// The destination with this key, if one was added.
+    public func find(key: String) -> DestinationPlugin? {
+        stages.withLock { $0 }.destinations.first { $0.destination.key == key }?.destination
+    }
+
+    /// Counters for the destination with this key.
+    public func stats(forKey key: String) -> DestinationStats? {
+        stages.withLock { $0 }.destinations.first { $0.destination.key == key }?.stats
+    }
+
+    // MARK: Events
+
+    /// Runs an event through the client's timeline: source plugins on the caller's thread, then a
+    /// copy to every enabled destination's queue, then the `after` plugins. Returns the event as it
+    /// left enrichment (destinations' own changes are theirs alone), or nil if it was dropped.
+    @discardableResult
+    public func process(_ incoming: Event) -> Event? {
+        let s = stages.withLock { $0 }
+        guard var event = Timeline.apply(s.before, to: incoming),
+              var enriched = Timeline.apply(s.enrichment, to: event) else { return nil }
+        if !s.destinations.isEmpty {
+            if s.encodeBeforeFanOut { enriched.cacheEncoding() }
+            let options = enriched.integrations
+            fanOut.withLock { _ in
+                for (i, worker) in s.destinations.enumerated() {
+                    if s.enabled[i] && IntegrationsOption.isEnabled(worker.destination.key, in: options) {
+                        worker.submit(.event(enriched))
+                    } else {
+                        worker.stats._skipped.wrappingAdd(1, ordering: .relaxed)
+                    }
+                }
+            }
+        }
+        event = enriched
+        return Timeline.apply(s.after, to: event)
+    }
+
+    /// Runs the plugins of one stage in order; nil as soon as one drops the event.
+    @inline(__always)
+    static func apply(_ plugins: [Plugin], to event: Event) -> Event? {
+        var current = event
+        for plugin in plugins {
+            guard let next = plugin.execute(current) else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// A destination's own trip: its before and enrichment plugins, the destination, its after
+    /// plugins. `reached` tells whether the destination itself saw the event.
+    func deliver(_ event: Event, to destination: DestinationPlugin) -> (reached: Bool, result: Event?) {
+        let s = stages.withLock { $0 }
+        guard let prepared = Timeline.apply(s.before, to: event).flatMap({ Timeline.apply(s.enrichment, to: $0) }) else {
+            return (false, nil)
+        }
+        guard let out = destination.execute(prepared) else { return (true, nil) }
+        return (true, Timeline.apply(s.after, to: out))
+    }
+
+    // MARK: Settings, reset, flush, shutdown
+
+    /// Hands settings to every plugin; destinations get them on their own worker, in order with
+    /// their events. Only destinations named in the settings' `integrations` map receive events.
+    public func update(settings: Settings, type: UpdateType) {
+        state.withLock { $0.settings = settings }
+        let s = stages.withLock { current in
+            let s = current.copy()
+            s.enabledKeys = Set(settings.integrations.keys)
+            s.recomputeGates()
+            current = s
+            return s
+        }
+        for plugin in s.before + s.enrichment + s.after + s.utility { plugin.update(settings: settings, type: type) }
+        for worker in s.destinations { worker.submit(.update(settings, type)) }
+    }
+
+    /// Resets every plugin; destinations reset on their own worker (their middleware may veto).
+    public func reset() {
+        let s = stages.withLock { $0 }
+        for case let p as EventPlugin in s.before + s.enrichment + s.after + s.utility { p.reset() }
+        for worker in s.destinations { worker.submit(.reset) }
+    }
+
+    /// Flushes every plugin and waits until every destination has drained its queue, at most
+    /// `timeout` seconds. Returns false if some destination did not finish in time.
+    @discardableResult
+    public func flush(timeout: Double = 10) -> Bool {
+        let s = stages.withLock { $0 }
+        for case let p as EventPlugin in s.before + s.enrichment + s.after + s.utility { p.flush() }
+        let group = DispatchGroup()
+        for worker in s.destinations {
+            group.enter()
+            worker.submit(.flush(group))
+        }
+        return group.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Drains and stops every destination, then shuts every other plugin down.
+    func shutdown(timeout: Double) -> Bool {
+        let s = stages.withLock { $0 }
+        let deadline = monotonicSeconds() + timeout
+        var ok = true
+        for worker in s.destinations { ok = worker.stop(timeout: max(0.01, deadline - monotonicSeconds())) && ok }
+        for plugin in s.before + s.enrichment + s.after + s.utility { plugin.shutdown() }
+        return ok
+    }
+
+    // MARK: A destination's own timeline
+
+    func attach(analytics: Analytics?, report: @escaping @Sendable (AnalyticsError) -> Void, capacity: Int) {
+        state.withLock { $0.analytics = analytics; $0.report = report; $0.queueCapacity = capacity }
+        if let analytics { for p in stages.withLock({ $0 }).all { p.configure(analytics: analytics) } }
+    }
+
+    func configureClient(_ analytics: Analytics, queueCapacity: Int, report: @escaping @Sendable (AnalyticsError) -> Void) {
+        state.withLock { $0.analytics = analytics; $0.queueCapacity = queueCapacity; $0.report = report }
+    }
+
+    /// Whether the plugins here let a reset or flush through (destination middleware can stop them).
+    func allows(_ control: ControlCall) -> Bool {
+        let s = stages.withLock { $0 }
+        for case let gate as ControlGate in s.before + s.enrichment where !gate.allows(control) { return false }
+        return true
+    }
+
+    func resetAll() { for case let p as EventPlugin in stages.withLock({ $0 }).all { p.reset() } }
+    func flushAll() { for case let p as EventPlugin in stages.withLock({ $0 }).all { p.flush() } }
+    func shutdownAll() { for p in stages.withLock({ $0 }).all { p.shutdown() } }
+}
+
+/// A destination that wants events as JSON text (loaded integrations, the upload queue): the client
+/// encodes each event once before fan-out and every unchanged copy shares that text.
+public protocol EncodedEventConsumer: DestinationPlugin {}
+
+/// Reset and flush travel through middleware too.
+public enum ControlCall: Sendable { case reset, flush }
+
+/// A plugin that may stop a reset or flush from reaching what comes after it.
+protocol ControlGate {
+    func allows(_ control: ControlCall) -> Bool
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Glibc
+
+/// One figure of the benchmark table.
+struct BenchRow {
+    var name: String
+    var value: String
+    var target: String = ""
+}
+
+/// Collects rows and prints them as one Markdown table (pasted as-is into the README).
+final class BenchTable {
+    private(set) var rows: [BenchRow] = []
+
+    func add(_ name: String, _ value: String, target: String = "") {
+        rows.append(BenchRow(name: name, value: value, target: target))
+        FileHandle.standardError.write(Data("  \(name): \(value)\n".utf8))
+    }
+
+    func render() -> String {
+        let w0 = max(9, rows.map(\.name.count).max() ?? 0)
+        let w1 = max(6, rows.map(\.value.count).max() ?? 0)
+        let w2 = max(6, rows.map(\.target.count).max() ?? 0)
+        func pad(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(0, w - s.count)) }
+        var out = "| \(pad("benchmark", w0)) | \(pad("result", w1)) | \(pad("target", w2)) |\n"
+        out += "|\(String(repeating: "-", count: w0 + 2))|\(String(repeating: "-", count: w1 + 2))|\(String(repeating: "-", count: w2 + 2))|\n"
+        for r in rows { out += "| \(pad(r.name, w0)) | \(pad(r.value, w1)) | \(pad(r.target, w2)) |\n" }
+        return out
+    }
+}
+
+func formatRate(_ perSecond: Double) -> String {
+    let n = Int(perSecond.rounded())
+    var s = String(n)
+    var i = s.count - 3
+    while i > 0 { s.insert(",", at: s.index(s.startIndex, offsetBy: i)); i -= 3 }
+    return s
+}
+
+/// Peak resident set size of this process so far, in MiB.
+func peakRSSMiB() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_maxrss) / 1024
+}

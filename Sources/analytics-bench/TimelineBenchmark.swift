@@ -1,0 +1,41 @@
+import AnalyticsCore
+import Foundation
+
+/// A destination that does nothing, to measure the pipeline itself.
+final class NoOpDestination: DestinationPlugin {
+    let key: String
+    let timeline = Timeline()
+    init(key: String) { self.key = key }
+    func execute(_ event: Event) -> Event? { event }
+}
+
+/// Events per second from `track()` until every destination has received every event, with K
+/// in-process no-op destinations and context enrichment on.
+func timelineBenchmark(destinations k: Int, events n: Int) -> (eventsPerSecond: Double, microsecondsPerEvent: Double) {
+    let dir = NSTemporaryDirectory() + "analytics-bench-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let keys = (0..<k).map { "Dest\($0)" }
+    var integrations: JSONObject = [:]
+    for key in keys { integrations[key] = [:] }
+    var config = Configuration(writeKey: "bench", storageDirectory: dir)
+    config.defaultSettings = Settings(["integrations": .object(integrations)])
+    config.trackApplicationLifecycleEvents = false
+    config.application = ApplicationInfo(name: "bench", version: "1.0", build: "1")
+    config.destinationQueueCapacity = n + 1
+    config.flushTimeout = 600
+    let analytics = Analytics(configuration: config)
+    for key in keys { analytics.add(plugin: NoOpDestination(key: key)) }
+    let properties: JSONObject = ["product_id": "p-123", "price": 19.99, "currency": "USD", "quantity": 2]
+    for _ in 0..<1000 { analytics.track("Warm Up", properties: properties) }
+    analytics.flush()
+    let start = monotonicSeconds()
+    for _ in 0..<n { analytics.track("Product Viewed", properties: properties) }
+    analytics.flush()
+    let elapsed = monotonicSeconds() - start
+    for key in keys {
+        let delivered = analytics.timeline.stats(forKey: key)!.delivered
+        precondition(delivered == n + 1000, "\(key) got \(delivered) of \(n + 1000)")
+    }
+    analytics.shutdown()
+    return (Double(n) / elapsed, elapsed / Double(n) * 1e6)
+}
