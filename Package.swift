@@ -11,6 +11,9 @@ let package = Package(
         .library(name: "AnalyticsIntegration", targets: ["AnalyticsIntegration"]),
         .executable(name: "analytics-host", targets: ["analytics-host"]),
         .executable(name: "analytics-bench", targets: ["analytics-bench"]),
+        // Example integrations written in Swift: each a shared library the host loads at start-up.
+        .library(name: "WebhooksIntegration", type: .dynamic, targets: ["WebhooksIntegration"]),
+        .library(name: "MetricsIntegration", type: .dynamic, targets: ["MetricsIntegration"]),
     ],
     targets: [
         // The C ABI shared by the host and every integration library (header only).
@@ -20,6 +23,9 @@ let package = Package(
         .target(name: "AnalyticsIntegration", dependencies: ["AnalyticsCore", "CAnalyticsABI"]),
         .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore"]),
         .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore"]),
+        // Swift integrations: unique module names (the Swift runtime looks types up by module).
+        .target(name: "WebhooksIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Webhooks"),
+        .target(name: "MetricsIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Metrics"),
         // A real HTTP/1.1 server on 127.0.0.1 (and other helpers) for tests and the benchmark.
         .target(name: "AnalyticsTestSupport", dependencies: ["AnalyticsCore"], path: "Tests/AnalyticsTestSupport"),
         .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
