@@ -4,6 +4,12 @@ import PackageDescription
 // analytics-host: a Segment-style analytics client for Linux whose device-mode destinations are
 // shared libraries loaded at start-up through the C ABI in include/analytics_plugin.h.
 // No package dependencies: the Swift toolchain and zlib only.
+/// Linker flags of Swift integration libraries: a version script that keeps every symbol but the
+/// ABI entry function local (see Plugins/swift-plugin.exports).
+let swiftPluginLinkerSettings: [LinkerSetting] = [
+    .unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/Plugins/swift-plugin.exports"]),
+]
+
 let package = Package(
     name: "analytics-host",
     products: [
@@ -24,8 +30,11 @@ let package = Package(
         .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore"]),
         .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore"]),
         // Swift integrations: unique module names (the Swift runtime looks types up by module).
-        .target(name: "WebhooksIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Webhooks"),
-        .target(name: "MetricsIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Metrics"),
+        // Each exports only the ABI entry function (Plugins/swift-plugin.exports).
+        .target(name: "WebhooksIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Webhooks",
+                linkerSettings: swiftPluginLinkerSettings),
+        .target(name: "MetricsIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Metrics",
+                linkerSettings: swiftPluginLinkerSettings),
         // A real HTTP/1.1 server on 127.0.0.1 (and other helpers) for tests and the benchmark.
         .target(name: "AnalyticsTestSupport", dependencies: ["AnalyticsCore"], path: "Tests/AnalyticsTestSupport"),
         .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
