@@ -4,6 +4,7 @@ import PackageDescription
 // analytics-host: a Segment-style analytics client for Linux whose device-mode destinations are
 // shared libraries loaded at start-up through the C ABI in include/analytics_plugin.h.
 // No package dependencies: the Swift toolchain and zlib only.
+
 /// Linker flags of Swift integration libraries: a version script that keeps every symbol but the
 /// ABI entry function local (see Plugins/swift-plugin.exports).
 let swiftPluginLinkerSettings: [LinkerSetting] = [
@@ -38,6 +39,8 @@ let package = Package(
         // A real HTTP/1.1 server on 127.0.0.1 (and other helpers) for tests and the benchmark.
         .target(name: "AnalyticsTestSupport", dependencies: ["AnalyticsCore"], path: "Tests/AnalyticsTestSupport"),
         .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
+        // Test-only helper: a process the durable-queue crash test SIGKILLs mid-stream.
+        .executableTarget(name: "queue-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/QueueCrashChild"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -11,6 +11,8 @@ public final class Analytics: Sendable {
     private let store: UserStore
     private let currentSettings: Locked<Settings>
     private let stopped = Locked(false)
+    /// Destinations this client made from factories, by key.
+    private let madeByFactory = Locked<[String: DestinationPlugin]>([:])
     let report: @Sendable (AnalyticsError) -> Void
     let log: @Sendable (LogLevel, String) -> Void
 
@@ -41,6 +43,7 @@ public final class Analytics: Sendable {
         }
         timeline.add(ContextPlugin(application: configuration.application))
         for plugin in configuration.plugins { add(plugin: plugin) }
+        reconcileFactories(with: settings)
         timeline.update(settings: settings, type: .initial)
         if saved == nil { persistUser() }
         if configuration.trackApplicationLifecycleEvents { trackLaunch(previous: saved) }
@@ -48,12 +51,18 @@ public final class Analytics: Sendable {
 
     // MARK: Plugins
 
-    /// Adds a plugin. A destination gets the destination middleware configured for its key first.
+    /// Adds a plugin. A destination first gets, in its own timeline, the destination middleware
+    /// configured for its key and then its destination filters (settings' routing rules), so the
+    /// filters have the last word on what leaves. Segment.io gets no filters: the server applies them.
     @discardableResult
     public func add(plugin: Plugin) -> Plugin {
-        if let destination = plugin as? DestinationPlugin,
-           let chain = configuration.destinationMiddleware[destination.key], !chain.isEmpty {
-            destination.timeline.add(MiddlewarePlugin(chain, destinationKey: destination.key))
+        if let destination = plugin as? DestinationPlugin, plugin.type == .destination {
+            if let chain = configuration.destinationMiddleware[destination.key], !chain.isEmpty {
+                destination.timeline.add(MiddlewarePlugin(chain, destinationKey: destination.key))
+            }
+            if destination.key != RoutingRules.segmentDestinationKey {
+                destination.addDestinationFilters(random: configuration.randomSource)
+            }
         }
         timeline.add(plugin)
         return plugin
@@ -72,6 +81,33 @@ public final class Analytics: Sendable {
     public func update(settings: Settings, type: UpdateType = .refresh) {
         currentSettings.withLock { $0 = settings }
         timeline.update(settings: settings, type: type)
+        // After the timeline holds the new settings, so new destinations start with them.
+        reconcileFactories(with: settings)
+    }
+
+    /// Creates a destination for each factory whose key the settings name and that has none yet;
+    /// destroys those whose key the settings no longer name. Failures are reported per key.
+    private func reconcileFactories(with settings: Settings) {
+        for factory in configuration.integrationFactories {
+            let key = factory.key
+            let existing = madeByFactory.withLock { $0[key] }
+            switch (settings.integrationSettings(forKey: key), existing) {
+            case (let options?, nil):
+                do {
+                    let destination = try factory.create(settings: options, analytics: self)
+                    madeByFactory.withLock { $0[key] = destination }
+                    add(plugin: destination)
+                } catch {
+                    report(.plugin(name: key, message: "could not be created: \(error)"))
+                }
+            case (nil, let destination?):
+                madeByFactory.withLock { $0[key] = nil }
+                remove(plugin: destination)
+                log(.info, "destination \(key) removed: its key left the settings")
+            default:
+                break
+            }
+        }
     }
 
     // MARK: User
@@ -130,14 +166,15 @@ public final class Analytics: Sendable {
     /// Builds the message for a call and runs it; refused calls go to the error handler.
     private func send(_ type: EventType, _ fields: JSONObject, integrations: JSONObject?) {
         let (userId, anonymousId) = user.withLock { ($0.userId, $0.anonymousId) }
-        var payload = JSONObject(uniquePairs: [("type", .string(type.rawValue))])
+        var payload = JSONObject()
         payload.storage.reserveCapacity(fields.count + 7)
+        payload.appendUnique("type", .string(type.rawValue))
         payload.storage.append(contentsOf: fields.storage)
-        if let userId { payload.storage.append(("userId", .string(userId))) }
-        payload.storage.append(("anonymousId", .string(anonymousId)))
-        payload.storage.append(("messageId", .string(MessageID.make())))
-        payload.storage.append(("timestamp", .string(ISOTimestamp.now())))
-        payload.storage.append(("integrations", .object(integrations ?? [:])))
+        if let userId { payload.appendUnique("userId", .string(userId)) }
+        payload.appendUnique("anonymousId", .string(anonymousId))
+        payload.appendUnique("messageId", .string(MessageID.make()))
+        payload.appendUnique("timestamp", .string(ISOTimestamp.now()))
+        payload.appendUnique("integrations", .object(integrations ?? [:]))
         let event = Event(type: type, payload: payload)
         do {
             try event.validate()

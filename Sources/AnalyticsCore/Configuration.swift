@@ -26,6 +26,10 @@ public struct Configuration: Sendable {
     public var destinationMiddleware: [String: [Middleware]] = [:]
     /// Plugins added before the client starts, so they also see the lifecycle events.
     public var plugins: [Plugin] = []
+    /// Factories for destinations made from settings (built-in and loaded from libraries).
+    public var integrationFactories: [IntegrationFactory] = []
+    /// Random numbers in [0, 1) for sampling without a key (destination filters); injectable for tests.
+    public var randomSource: @Sendable () -> Double = { Double.random(in: 0..<1) }
     /// Events each destination may hold before the oldest are dropped.
     public var destinationQueueCapacity = 10_000
     /// Longest wait of `flush()` and `shutdown()` for destinations to drain, in seconds.

@@ -11,5 +11,10 @@ for k in [1, 10] {
               target: k == 1 ? "≥ 300,000" : "≥ 150,000")
     table.add("timeline, K=\(k): µs/event", String(format: "%.2f", r.microsecondsPerEvent))
 }
+let filter = filterBenchmark()
+table.add("destination filter (match \"Order *\" + drop_properties): evaluations/s", formatRate(filter.evaluationsPerSecond),
+          target: "≥ 1,000,000")
+table.add("destination filter: ns/evaluation (wall / CPU)",
+          String(format: "%.0f / %.0f", filter.nanosecondsPerEvaluation, lastFilterBenchmarkCPUNanosecondsPerEvaluation))
 table.add("peak RSS of the run (MiB)", String(format: "%.0f", peakRSSMiB()))
 print(table.render())

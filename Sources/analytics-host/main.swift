@@ -1,1 +1,31 @@
-print("analytics-host")
+import AnalyticsCore
+import Foundation
+
+let usage = """
+    usage: analytics-host <command> [options]
+
+    commands:
+      run             send newline-delimited JSON events through every destination
+      plugins         list the integration libraries in a directory (like gst-inspect)
+      check-settings  validate a settings file
+
+    `analytics-host <command> --help` describes each command.
+    """
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+let command = arguments.isEmpty ? "--help" : arguments.removeFirst()
+do {
+    let status: Int32
+    switch command {
+    case "run": status = try RunCommand.main(arguments)
+    case "-h", "--help", "help": print(usage); status = 0
+    default: throw UsageError("unknown command '\(command)'\n\(usage)")
+    }
+    exit(status)
+} catch let error as UsageError {
+    FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
+    exit(2)
+} catch {
+    FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
+    exit(2)
+}

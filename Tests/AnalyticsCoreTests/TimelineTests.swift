@@ -164,3 +164,25 @@ import Testing
         #expect(dests.map { !$0.events.isEmpty } == expected)
     }
 }
+
+@Suite struct TrackingPlanTests {
+    @Test func planBlocksAndRoutesDeviceModeDestinationsButNeverSegment() throws {
+        let plan: JSON = ["track": [
+            "Blocked": ["enabled": false],
+            "OnlyA": ["enabled": true, "integrations": ["All": false, "A": true]],
+            "__default": ["enabled": false],
+        ]]
+        let (analytics, _) = makeClient(["A", "B", "Segment.io"])
+        analytics.update(settings: settings(enabling: ["A", "B", "Segment.io"], extra: ["plan": plan]))
+        let dests = ["A", "B", "Segment.io"].map(RecordingDestination.init)
+        for d in dests { analytics.add(plugin: d) }
+        analytics.track("Blocked")
+        analytics.track("OnlyA")
+        analytics.track("Unplanned")
+        analytics.identify(userId: "u")  // the plan here covers track only
+        #expect(analytics.flush())
+        #expect(dests[0].names == ["OnlyA", "identify"])
+        #expect(dests[1].names == ["identify"])
+        #expect(dests[2].names == ["Blocked", "OnlyA", "Unplanned", "identify"])
+    }
+}

@@ -4,6 +4,7 @@
  * and reports each call through the host's log. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "analytics_plugin.h"
 
 typedef ah_status (*event_fn)(ah_instance *, const char *, size_t, char *, size_t);
@@ -32,7 +33,7 @@ static ah_status track(ah_instance *self, const char *json, size_t len, char *er
 
 static ah_status trap_lifecycle(ah_instance *self, int32_t phase, char *err, size_t cap) {
     (void)phase; (void)err; (void)cap;
-    self->host->log(self->host->ctx, AH_LOG_ERROR, "TRAP: host read past ah_hooks.size", 35);
+    self->host->log(self->host->ctx, AH_LOG_ERROR, "TRAP: host read past ah_hooks.size", strlen("TRAP: host read past ah_hooks.size"));
     return AH_OK;
 }
 

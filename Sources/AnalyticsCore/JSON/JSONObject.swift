@@ -6,7 +6,15 @@
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
     public typealias Element = (key: String, value: JSON)
 
-    @usableFromInline var storage: [Element]
+    /// One member. A concrete struct, not a tuple: copying and destroying arrays of it is direct
+    /// code instead of the runtime's generic tuple witnesses (measured on the event hot path).
+    @usableFromInline struct Member: Sendable {
+        @usableFromInline var key: String
+        @usableFromInline var value: JSON
+        @usableFromInline init(key: String, value: JSON) { self.key = key; self.value = value }
+    }
+
+    @usableFromInline var storage: [Member]
 
     public init() { storage = [] }
     public init<S: Sequence>(_ pairs: S) where S.Element == (String, JSON) {
@@ -15,7 +23,10 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     }
     public init(dictionaryLiteral elements: (String, JSON)...) { self.init(elements) }
     /// Builds from pairs known to have distinct keys (the parser's fast path).
-    init(uniquePairs: [Element]) { storage = uniquePairs }
+    init(members: [Member]) { storage = members }
+
+    /// Appends a key the caller knows is absent (building payloads without a lookup).
+    mutating func appendUnique(_ key: String, _ value: JSON) { storage.append(Member(key: key, value: value)) }
 
     public var count: Int { storage.count }
     public var isEmpty: Bool { storage.isEmpty }
@@ -39,7 +50,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
             if let i = index(of: key) {
                 if let v = newValue { storage[i].value = v } else { storage.remove(at: i) }
             } else if let v = newValue {
-                storage.append((key, v))
+                storage.append(Member(key: key, value: v))
             }
         }
     }
@@ -54,7 +65,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// Keys of `other` overwrite ours; new keys are appended in `other`'s order.
     public mutating func merge(_ other: JSONObject) {
-        for (k, v) in other.storage { self[k] = v }
+        for m in other.storage { self[m.key] = m.value }
     }
 
     public func merging(_ other: JSONObject) -> JSONObject {
@@ -63,24 +74,29 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         return copy
     }
 
-    public func makeIterator() -> IndexingIterator<[Element]> { storage.makeIterator() }
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline var base: IndexingIterator<[Member]>
+        @inlinable public mutating func next() -> Element? { base.next().map { ($0.key, $0.value) } }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(base: storage.makeIterator()) }
 
     // Equality ignores key order (two objects with the same members are the same value);
     // code that needs order-sensitive comparison compares serialized text.
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.count == rhs.count else { return false }
-        for (k, v) in lhs.storage {
-            guard let o = rhs[k], o == v else { return false }
+        for m in lhs.storage {
+            guard let o = rhs[m.key], o == m.value else { return false }
         }
         return true
     }
 
     public func hash(into hasher: inout Hasher) {
         var combined = 0
-        for (k, v) in storage {
+        for m in storage {
             var h = Hasher()
-            h.combine(k)
-            h.combine(v)
+            h.combine(m.key)
+            h.combine(m.value)
             combined ^= h.finalize()
         }
         hasher.combine(count)

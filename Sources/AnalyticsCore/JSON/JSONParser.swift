@@ -97,9 +97,9 @@ struct JSONByteParser {
 
     mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONObject {
         pos += 1
-        var pairs: [JSONObject.Element] = []
+        var pairs: [JSONObject.Member] = []
         skipSpace()
-        if pos < end && byte(pos) == UInt8(ascii: "}") { pos += 1; return JSONObject(uniquePairs: pairs) }
+        if pos < end && byte(pos) == UInt8(ascii: "}") { pos += 1; return JSONObject(members: pairs) }
         var mayHaveDuplicates = false
         while true {
             skipSpace()
@@ -111,10 +111,10 @@ struct JSONByteParser {
             skipSpace()
             let value = try parseValue(depth: depth)
             if pairs.count < 16 {
-                if let i = pairs.firstIndex(where: { $0.key == key }) { pairs[i].value = value } else { pairs.append((key, value)) }
+                if let i = pairs.firstIndex(where: { $0.key == key }) { pairs[i].value = value } else { pairs.append(JSONObject.Member(key: key, value: value)) }
             } else {
                 mayHaveDuplicates = true
-                pairs.append((key, value))
+                pairs.append(JSONObject.Member(key: key, value: value))
             }
             skipSpace()
             guard pos < end else { throw fail("unterminated object") }
@@ -126,7 +126,7 @@ struct JSONByteParser {
             throw fail("expected ',' or '}' in object")
         }
         if mayHaveDuplicates { return JSONObject(pairs.map { ($0.key, $0.value) }) }
-        return JSONObject(uniquePairs: pairs)
+        return JSONObject(members: pairs)
     }
 
     mutating func parseArray(depth: Int) throws(JSONParseError) -> [JSON] {

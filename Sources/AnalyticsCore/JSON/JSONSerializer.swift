@@ -48,12 +48,12 @@ enum JSONWriter {
     static func writeObject(_ o: JSONObject, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
         var first = true
-        for (k, v) in o.storage {
+        for m in o.storage {
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
-            writeString(k, to: &out)
+            writeString(m.key, to: &out)
             out.append(UInt8(ascii: ":"))
-            write(v, to: &out)
+            write(m.value, to: &out)
         }
         out.append(UInt8(ascii: "}"))
     }

@@ -24,5 +24,8 @@ public enum NativeHookResult: Sendable, Equatable {
         }
     }
 
-    public var isOK: Bool { self == .ok }
+    public var isOK: Bool {
+        if case .ok = self { return true }
+        return false
+    }
 }

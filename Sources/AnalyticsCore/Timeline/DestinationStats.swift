@@ -15,6 +15,8 @@ public final class DestinationStats: Sendable {
     public var overflowed: Int { _overflowed.load(ordering: .relaxed) }
     /// Events the destination failed to deliver for good.
     public var failed: Int { _failed.load(ordering: .relaxed) }
+    /// Events the destination still holds for a later attempt (its own queue, retries).
+    public var queued: Int { _queued.load(ordering: .relaxed) }
 
     let _received = Atomic<Int>(0)
     let _delivered = Atomic<Int>(0)
@@ -22,9 +24,12 @@ public final class DestinationStats: Sendable {
     let _skipped = Atomic<Int>(0)
     let _overflowed = Atomic<Int>(0)
     let _failed = Atomic<Int>(0)
+    let _queued = Atomic<Int>(0)
 
     public init() {}
 
     /// For destinations that learn later that an event could not be delivered.
     public func recordFailure(_ n: Int = 1) { _failed.wrappingAdd(n, ordering: .relaxed) }
+    /// For destinations that keep a backlog: how many events wait in it now.
+    public func setQueued(_ n: Int) { _queued.store(n, ordering: .relaxed) }
 }

@@ -18,12 +18,14 @@ public final class Timeline: @unchecked Sendable {
         /// Per destination, whether the settings name it (precomputed: checked for every event).
         var enabled: [Bool] = []
         var encodeBeforeFanOut = false
+        var plan: TrackingPlan?
 
         func copy() -> Stages {
             let s = Stages()
             s.before = before; s.enrichment = enrichment; s.destinations = destinations
             s.after = after; s.utility = utility; s.enabledKeys = enabledKeys
             s.encodeBeforeFanOut = encodeBeforeFanOut
+            s.plan = plan
             return s
         }
         func recomputeGates() {
@@ -138,9 +140,13 @@ public final class Timeline: @unchecked Sendable {
         if !s.destinations.isEmpty {
             if s.encodeBeforeFanOut { enriched.cacheEncoding() }
             let options = enriched.integrations
+            let planned = enriched.type == .track ? s.plan : nil
+            let name = planned == nil ? "" : (enriched.event ?? "")
             fanOut.withLock { _ in
                 for (i, worker) in s.destinations.enumerated() {
-                    if s.enabled[i] && IntegrationsOption.isEnabled(worker.destination.key, in: options) {
+                    let key = worker.destination.key
+                    if s.enabled[i] && IntegrationsOption.isEnabled(key, in: options)
+                        && (planned?.allows(event: name, destination: key) ?? true) {
                         worker.submit(.event(enriched))
                     } else {
                         worker.stats._skipped.wrappingAdd(1, ordering: .relaxed)
@@ -183,6 +189,8 @@ public final class Timeline: @unchecked Sendable {
         let s = stages.withLock { current in
             let s = current.copy()
             s.enabledKeys = Set(settings.integrations.keys)
+            let plan = TrackingPlan(settings: settings)
+            s.plan = plan.isEmpty ? nil : plan
             s.recomputeGates()
             current = s
             return s

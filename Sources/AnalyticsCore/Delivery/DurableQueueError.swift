@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything that can go wrong with the durable queue, each case naming the file and the reason,
+/// so an operator can act on the message alone. Thrown by operations that fail, and passed to the
+/// queue's error callback for problems the queue repaired or worked around on its own.
+public enum QueueError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Another process, or another queue instance, holds the directory's lock file.
+    case locked(path: String, holderPID: Int32?)
+    /// A system call on a queue file failed.
+    case io(path: String, operation: String, errno: Int32)
+    /// The configuration cannot work (for example a cap smaller than one record).
+    case invalidConfiguration(reason: String)
+    /// An event larger than the configured record limit was refused; nothing was written.
+    case recordTooLarge(bytes: Int, limit: Int)
+    /// The disk cap was reached: this many of the oldest unacknowledged events were deleted.
+    case droppedOverCap(events: Int, bytes: Int, capBytes: Int)
+    /// An incomplete record at the end of a segment (a write cut short by a crash) was cut off.
+    case tornTailRepaired(path: String, bytesRemoved: Int)
+    /// Bytes inside a segment did not form valid records; they were copied to `setAsideAs` and
+    /// skipped, and every intact record around them is still delivered.
+    case corruptRegion(path: String, offset: Int, length: Int, reason: String, setAsideAs: String)
+    /// A whole segment file held no valid record; it was renamed to `setAsideAs`.
+    case corruptFile(path: String, reason: String, setAsideAs: String)
+    /// The acknowledged-position file could not be read; delivery restarts from the oldest
+    /// event still on disk (duplicates, never loss).
+    case badCursor(path: String, reason: String)
+    /// The queue was closed.
+    case closed(path: String)
+
+    public var description: String {
+        switch self {
+        case let .locked(path, pid):
+            let holder = pid.map { " (held by process \($0))" } ?? ""
+            return "queue directory is in use: lock file \(path) is locked by another queue\(holder)"
+        case let .io(path, operation, code):
+            return "\(operation) failed for \(path): \(String(cString: strerror(code))) (errno \(code))"
+        case let .invalidConfiguration(reason):
+            return "invalid queue configuration: \(reason)"
+        case let .recordTooLarge(bytes, limit):
+            return "event of \(bytes) bytes refused: larger than the queue's record limit of \(limit) bytes"
+        case let .droppedOverCap(events, bytes, cap):
+            return "queue reached its disk cap of \(cap) bytes: dropped the \(events) oldest events (\(bytes) bytes)"
+        case let .tornTailRepaired(path, removed):
+            return "\(path): cut off an incomplete record of \(removed) bytes at the end (interrupted write)"
+        case let .corruptRegion(path, offset, length, reason, aside):
+            return "\(path): \(length) corrupt bytes at offset \(offset) (\(reason)) set aside as \(aside); intact records are kept"
+        case let .corruptFile(path, reason, aside):
+            return "\(path): not a queue segment (\(reason)); renamed to \(aside)"
+        case let .badCursor(path, reason):
+            return "\(path): acknowledged position unreadable (\(reason)); delivering again from the oldest stored event"
+        case let .closed(path):
+            return "queue \(path) is closed"
+        }
+    }
+}

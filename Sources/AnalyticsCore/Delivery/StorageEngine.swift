@@ -1,0 +1,458 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The durable queue's state machine over its directory: segment list, append file, acknowledged
+/// position, recovery at open, cap enforcement and corruption handling. Not thread-safe:
+/// `DurableQueue` runs every call under its one lock. Problems that were repaired rather than
+/// thrown collect in `pendingErrors` so the facade can report them after unlocking.
+final class StorageEngine {
+    typealias Position = DurableQueue.Position
+    struct Segment { let id: UInt64; var size: Int }
+
+    let directory: String
+    let configuration: DurableQueue.Configuration
+    private let segmentLimit: Int
+    private let headerSize = StorageRecordFormat.segmentHeaderSize
+    private let recordHeaderSize = StorageRecordFormat.recordHeaderSize
+    private var lock: StorageDirectoryLock?
+    /// Segments oldest first; the last one is the append target.
+    private var segments: [Segment] = []
+    private var active: StorageFile?
+    private var readFile: StorageFile?
+    private var readFileSegment: UInt64 = .max
+    private let reader: StorageSegmentReader
+    private(set) var acknowledged = Position(segment: 0, offset: 0)
+    private(set) var totalBytes = 0
+    private var scratch: UnsafeMutableRawBufferPointer
+    private var appendsSinceSync = 0
+    private var cursorDurable = true
+    private var setAsideRegions: Set<Position> = []
+    private(set) var isClosed = false
+    var pendingErrors: [QueueError] = []
+
+    init(directory: String, configuration: DurableQueue.Configuration) throws(QueueError) {
+        try configuration.validate()
+        self.directory = directory
+        self.configuration = configuration
+        segmentLimit = configuration.effectiveSegmentBytes
+        reader = StorageSegmentReader(payloadLimit: configuration.maxRecordBytes)
+        scratch = .allocate(byteCount: 64 << 10, alignment: 16)
+        try StorageDirectory.create(directory)
+        lock = try StorageDirectoryLock(path: directory + "/LOCK")
+        try recover()
+    }
+
+    deinit { scratch.deallocate() }
+
+    private var cursorPath: String { directory + "/cursor" }
+    private func path(_ id: UInt64) -> String { directory + "/" + StorageSegmentName.fileName(id) }
+
+    // MARK: Recovery
+
+    /// Rebuilds the state from the directory: reads the cursor, deletes segments it says were fully
+    /// acknowledged, and repairs the last segment (the only one a crash can leave mid-write).
+    private func recover() throws(QueueError) {
+        var ids = try StorageDirectory.list(directory).compactMap(StorageSegmentName.parse).sorted()
+        try StorageDirectory.remove(cursorPath + ".tmp")
+        do {
+            acknowledged = try StorageCursorFile.read(path: cursorPath) ?? Position(segment: 0, offset: 0)
+        } catch {
+            guard case .badCursor = error else { throw error }
+            pendingErrors.append(error)
+            acknowledged = Position(segment: 0, offset: 0)
+        }
+        let highest = max(ids.last ?? 0, acknowledged.segment)
+        for id in ids where id < acknowledged.segment { try StorageDirectory.remove(path(id)) }
+        ids.removeAll { $0 < acknowledged.segment }
+        for id in ids {
+            var info = stat()
+            guard stat(path(id), &info) == 0 else { throw .io(path: path(id), operation: "stat", errno: errno) }
+            segments.append(Segment(id: id, size: Int(info.st_size)))
+        }
+        while !segments.isEmpty {
+            if let file = try repairLastSegment() {
+                active = file
+                break
+            }
+            segments.removeLast()
+        }
+        if active == nil { try startSegment(id: highest + 1) }
+        totalBytes = segments.reduce(0) { $0 + $1.size }
+        normalizeAcknowledged()
+    }
+
+    /// Checks every record of the last segment and cuts off whatever follows the last intact one
+    /// (a torn write). Returns nil after setting aside a file that is no segment at all.
+    private func repairLastSegment() throws(QueueError) -> StorageFile? {
+        let index = segments.count - 1
+        let id = segments[index].id
+        let size = segments[index].size
+        let file = try StorageFile(path: path(id), flags: O_RDWR)
+        if size <= headerSize {
+            let bytes = try file.readBytes(count: size, at: 0)
+            if bytes == Array(StorageRecordFormat.segmentHeader[0..<size]) {
+                // Creation was interrupted before the header was complete: nothing was stored yet.
+                if size < headerSize {
+                    try file.write(StorageRecordFormat.segmentHeader, at: 0)
+                    segments[index].size = headerSize
+                }
+                return file
+            }
+            try setAsideFile(id, reason: "\(size) bytes, not a segment header")
+            return nil
+        }
+        var offset = headerSize
+        if !(try reader.hasValidHeader(file, segment: id, end: size)) {
+            offset = try reader.resync(file, segment: id, after: -1, end: size)
+            if offset >= size {
+                try setAsideFile(id, reason: "no segment header and no intact record")
+                return nil
+            }
+        }
+        var validEnd = headerSize
+        while offset < size {
+            switch try reader.step(file, segment: id, offset: offset, end: size) {
+            case .record(let length):
+                offset += recordHeaderSize + length
+                validEnd = offset
+            case .corrupt:
+                offset = try reader.resync(file, segment: id, after: offset, end: size)
+            }
+        }
+        if validEnd < size {
+            try file.truncate(to: validEnd)
+            reader.invalidate()
+            segments[index].size = validEnd
+            pendingErrors.append(.tornTailRepaired(path: path(id), bytesRemoved: size - validEnd))
+        }
+        return file
+    }
+
+    private func setAsideFile(_ id: UInt64, reason: String) throws(QueueError) {
+        if readFileSegment == id { readFile = nil; readFileSegment = .max }
+        reader.invalidate()
+        let original = path(id)
+        let aside = StorageDirectory.unusedPath(stem: original, suffix: ".corrupt")
+        try StorageDirectory.rename(original, to: aside)
+        pendingErrors.append(.corruptFile(path: original, reason: reason, setAsideAs: aside))
+    }
+
+    /// Copies damaged bytes `[from, to)` of a segment next to it as `*.at-<offset>.corrupt` for
+    /// inspection and reports them; the reader then skips them.
+    private func setAsideRegion(_ id: UInt64, file: StorageFile, from: Int, to: Int, reason: String) {
+        guard setAsideRegions.insert(Position(segment: id, offset: from)).inserted else { return }
+        let original = path(id)
+        let aside = "\(original).at-\(from).corrupt"
+        if !StorageDirectory.exists(aside) {
+            do {
+                let copy = try StorageFile(path: aside, flags: O_WRONLY | O_CREAT | O_EXCL)
+                var offset = from
+                while offset < to {
+                    let chunk = try file.readBytes(count: min(64 << 10, to - offset), at: offset)
+                    if chunk.isEmpty { break }
+                    try copy.write(chunk, at: offset - from)
+                    offset += chunk.count
+                }
+            } catch {
+                pendingErrors.append(error)
+            }
+        }
+        pendingErrors.append(.corruptRegion(path: original, offset: from, length: to - from, reason: reason, setAsideAs: aside))
+    }
+
+    // MARK: Appending
+
+    private func startSegment(id: UInt64) throws(QueueError) {
+        let file = try StorageFile(path: path(id), flags: O_RDWR | O_CREAT | O_EXCL)
+        do {
+            try file.write(StorageRecordFormat.segmentHeader, at: 0)
+            if configuration.fsync != .never {
+                try file.sync()
+                try StorageDirectory.sync(directory)
+            }
+        } catch {
+            try? StorageDirectory.remove(path(id))
+            throw error
+        }
+        segments.append(Segment(id: id, size: headerSize))
+        totalBytes += headerSize
+        active = file
+    }
+
+    private func roll() throws(QueueError) {
+        if configuration.fsync != .never { try active?.sync() }
+        try startSegment(id: segments[segments.count - 1].id + 1)
+    }
+
+    func append(_ payload: UnsafeRawBufferPointer) throws(QueueError) {
+        guard !isClosed, let file = active else { throw .closed(path: directory) }
+        let length = payload.count
+        guard length <= configuration.maxRecordBytes else {
+            throw .recordTooLarge(bytes: length, limit: configuration.maxRecordBytes)
+        }
+        let size = recordHeaderSize + length
+        var target = file
+        if segments[segments.count - 1].size + size > segmentLimit && segments[segments.count - 1].size > headerSize {
+            try roll()
+            target = active!
+        }
+        if totalBytes + size > configuration.maxDiskBytes {
+            try makeRoom(for: size)
+            target = active!
+        }
+        if scratch.count < size {
+            scratch.deallocate()
+            scratch = .allocate(byteCount: max(size, scratch.count * 2), alignment: 16)
+        }
+        let base = scratch.baseAddress!
+        StorageRecordFormat.writeHeader(to: base, payload: payload)
+        if length > 0 { (base + recordHeaderSize).copyMemory(from: payload.baseAddress!, byteCount: length) }
+        let last = segments.count - 1
+        let offset = segments[last].size
+        do {
+            try target.write(UnsafeRawBufferPointer(start: base, count: size), at: offset)
+        } catch {
+            try? target.truncate(to: offset)  // never leave a torn record behind a live queue
+            throw error
+        }
+        segments[last].size = offset + size
+        totalBytes += size
+        switch configuration.fsync {
+        case .never: break
+        case .always: try target.sync()
+        case .every(let n):
+            appendsSinceSync += 1
+            if appendsSinceSync >= n {
+                appendsSinceSync = 0
+                try target.sync()
+            }
+        }
+    }
+
+    /// Deletes the oldest segments until `size` more bytes fit under the cap, reporting how many
+    /// unacknowledged events went with them.
+    private func makeRoom(for size: Int) throws(QueueError) {
+        var events = 0
+        var bytes = 0
+        while totalBytes + size > configuration.maxDiskBytes {
+            let oldest = segments[0]
+            if segments.count == 1 && oldest.size <= headerSize { break }  // validate() rules this out
+            let lost = countUnacknowledged(0)
+            events += lost.events
+            bytes += lost.bytes
+            if readFileSegment == oldest.id { readFile = nil; readFileSegment = .max }
+            if segments.count == 1 {
+                active = nil
+                segments.removeAll()
+                totalBytes = 0
+                try StorageDirectory.remove(path(oldest.id))
+                try startSegment(id: oldest.id + 1)
+            } else {
+                try StorageDirectory.remove(path(oldest.id))
+                segments.removeFirst()
+                totalBytes -= oldest.size
+            }
+            if acknowledged.segment <= oldest.id {
+                acknowledged = Position(segment: segments[0].id, offset: headerSize)
+            }
+        }
+        if events > 0 {
+            pendingErrors.append(.droppedOverCap(events: events, bytes: bytes, capBytes: configuration.maxDiskBytes))
+        }
+    }
+
+    /// Events (and their record bytes) in segment `index` not yet acknowledged.
+    private func countUnacknowledged(_ index: Int) -> (events: Int, bytes: Int) {
+        let segment = segments[index]
+        if acknowledged.segment > segment.id { return (0, 0) }
+        var offset = acknowledged.segment == segment.id ? max(acknowledged.offset, headerSize) : headerSize
+        var events = 0
+        var bytes = 0
+        do {
+            guard let file = index == segments.count - 1 ? active : try StorageFile(path: path(segment.id), flags: O_RDONLY) else {
+                return (0, 0)
+            }
+            while offset < segment.size {
+                switch try reader.step(file, segment: segment.id, offset: offset, end: segment.size) {
+                case .record(let length):
+                    events += 1
+                    bytes += recordHeaderSize + length
+                    offset += recordHeaderSize + length
+                case .corrupt:
+                    offset = try reader.resync(file, segment: segment.id, after: offset, end: segment.size)
+                }
+            }
+        } catch {
+            pendingErrors.append(error)
+        }
+        return (events, bytes)
+    }
+
+    // MARK: Reading and acknowledging
+
+    private func index(of id: UInt64) -> Int? {
+        var low = 0
+        var high = segments.count
+        while low < high {
+            let mid = (low + high) / 2
+            if segments[mid].id < id { low = mid + 1 } else { high = mid }
+        }
+        return low < segments.count && segments[low].id == id ? low : nil
+    }
+
+    /// Moves the acknowledged position onto an existing segment: past the end of sealed segments,
+    /// over deleted ones, and never beyond the data.
+    private func normalizeAcknowledged() {
+        while let first = segments.first {
+            if acknowledged.segment < first.id {
+                acknowledged = Position(segment: first.id, offset: headerSize)
+            }
+            guard let index = index(of: acknowledged.segment) else {
+                if let next = segments.first(where: { $0.id > acknowledged.segment }) {
+                    acknowledged = Position(segment: next.id, offset: headerSize)
+                    continue
+                }
+                let last = segments[segments.count - 1]
+                acknowledged = Position(segment: last.id, offset: last.size)
+                return
+            }
+            let segment = segments[index]
+            if acknowledged.offset < headerSize {
+                acknowledged = Position(segment: segment.id, offset: headerSize)
+            }
+            if index < segments.count - 1 && acknowledged.offset >= segment.size {
+                acknowledged = Position(segment: segments[index + 1].id, offset: headerSize)
+                continue
+            }
+            if acknowledged.offset > segment.size {
+                acknowledged = Position(segment: segment.id, offset: segment.size)
+            }
+            return
+        }
+    }
+
+    /// The open file to read segment `index` from, or nil when that segment turned out to be
+    /// unusable and was removed from the list (so `index` now names the next one).
+    private func fileForReading(_ index: Int) throws(QueueError) -> StorageFile? {
+        let segment = segments[index]
+        if index == segments.count - 1 { return active }
+        if readFileSegment == segment.id, let readFile { return readFile }
+        readFile = nil
+        readFileSegment = .max
+        let file: StorageFile
+        do {
+            file = try StorageFile(path: path(segment.id), flags: O_RDONLY)
+        } catch {
+            guard case .io(_, _, let code) = error, code == ENOENT else { throw error }
+            pendingErrors.append(error)  // deleted behind the queue's back
+            segments.remove(at: index)
+            totalBytes -= segment.size
+            return nil
+        }
+        if !(try reader.hasValidHeader(file, segment: segment.id, end: segment.size)),
+           try reader.resync(file, segment: segment.id, after: -1, end: segment.size) >= segment.size {
+            try setAsideFile(segment.id, reason: "no segment header and no intact record")
+            segments.remove(at: index)
+            totalBytes -= segment.size
+            return nil
+        }
+        readFile = file
+        readFileSegment = segment.id
+        return file
+    }
+
+    func peek(maxEvents: Int, maxBytes: Int) throws(QueueError) -> DurableQueue.Batch {
+        guard !isClosed else { throw .closed(path: directory) }
+        normalizeAcknowledged()
+        var start = acknowledged
+        var position = start
+        var bytes: [UInt8] = []
+        var bounds = [0]
+        var index = self.index(of: position.segment) ?? segments.count - 1
+        reading: while bounds.count - 1 < maxEvents {
+            let segment = segments[index]
+            if position.offset >= segment.size {
+                if index == segments.count - 1 { break }
+                index += 1
+                position = Position(segment: segments[index].id, offset: headerSize)
+                continue
+            }
+            guard let file = try fileForReading(index) else {
+                position = Position(segment: segments[index].id, offset: headerSize)
+                continue
+            }
+            switch try reader.step(file, segment: segment.id, offset: position.offset, end: segment.size) {
+            case .record(let length):
+                if bounds.count > 1 && bytes.count + length > maxBytes { break reading }
+                if bytes.isEmpty { bytes.reserveCapacity(min(maxBytes, 1 << 20) + length) }
+                bytes.append(contentsOf: reader.payload(at: position.offset, length: length))
+                bounds.append(bytes.count)
+                position = Position(segment: segment.id, offset: position.offset + recordHeaderSize + length)
+            case .corrupt(let reason):
+                let next = try reader.resync(file, segment: segment.id, after: position.offset, end: segment.size)
+                setAsideRegion(segment.id, file: file, from: position.offset, to: next, reason: reason)
+                position = Position(segment: segment.id, offset: next)
+                if bounds.count == 1 {
+                    // Nothing deliverable precedes the damage: skip it for good.
+                    try advanceAcknowledged(to: position)
+                    start = acknowledged
+                    position = acknowledged
+                    index = self.index(of: position.segment) ?? segments.count - 1
+                }
+            }
+        }
+        return DurableQueue.Batch(start: start, end: position, bytes: bytes, bounds: bounds)
+    }
+
+    func acknowledge(_ batch: DurableQueue.Batch) throws(QueueError) {
+        guard !isClosed else { throw .closed(path: directory) }
+        try advanceAcknowledged(to: batch.end)
+    }
+
+    private func advanceAcknowledged(to position: Position) throws(QueueError) {
+        guard position > acknowledged else { return }
+        acknowledged = position
+        normalizeAcknowledged()
+        let durable = configuration.fsync != .never
+        try StorageCursorFile.write(acknowledged, path: cursorPath, directory: directory, durable: durable)
+        cursorDurable = durable
+        // Only now that the cursor is on disk may fully acknowledged segments go.
+        while segments.count > 1 && segments[0].id < acknowledged.segment {
+            let oldest = segments.removeFirst()
+            totalBytes -= oldest.size
+            if readFileSegment == oldest.id { readFile = nil; readFileSegment = .max }
+            try StorageDirectory.remove(path(oldest.id))
+        }
+    }
+
+    /// Whether any stored event is not yet acknowledged.
+    var hasPendingEvents: Bool {
+        guard let last = segments.last else { return false }
+        return acknowledged < Position(segment: last.id, offset: last.size)
+    }
+
+    // MARK: Lifecycle
+
+    func flush() throws(QueueError) {
+        guard !isClosed, let active else { throw .closed(path: directory) }
+        try active.sync()
+        if !cursorDurable {
+            try StorageCursorFile.write(acknowledged, path: cursorPath, directory: directory, durable: true)
+            cursorDurable = true
+        } else {
+            try StorageDirectory.sync(directory)
+        }
+    }
+
+    func close() throws(QueueError) {
+        guard !isClosed else { return }
+        defer {
+            isClosed = true
+            active = nil
+            readFile = nil
+            lock = nil
+        }
+        try flush()
+    }
+}

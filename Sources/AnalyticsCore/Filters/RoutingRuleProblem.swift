@@ -1,0 +1,12 @@
+/// Something wrong with a routing rule in the settings, found when the rules were compiled.
+/// A destination that a broken rule applies to drops every event (fails closed), because filters
+/// often exist to keep personal data away from a destination.
+public struct RoutingRuleProblem: Sendable, Equatable, CustomStringConvertible {
+    /// Index of the rule in `routingRules`; nil when the list itself is malformed.
+    public let ruleIndex: Int?
+    /// Where in the settings, e.g. `middlewareSettings.routingRules[2].matchers[0].ir`.
+    public let path: String
+    public let reason: String
+
+    public var description: String { "\(path): \(reason)" }
+}

@@ -1,0 +1,35 @@
+extension HostServices {
+    /// Services backed by a client: logs go to its log handler (prefixed with the integration's
+    /// key), events sent back run through its whole pipeline (`Analytics.process(payload:)`, which
+    /// only enqueues for destinations, so a hook never re-enters itself), ids are the client's.
+    /// The client is held weakly: after it is gone, ids read as absent and events are refused.
+    public static func forwarding(to analytics: Analytics, key: String) -> HostServices {
+        let weak = WeakAnalytics(analytics)
+        return HostServices(
+            log: { level, text in
+                let mapped: LogLevel
+                switch level {
+                case .debug: mapped = .debug
+                case .info: mapped = .info
+                case .warn: mapped = .warning
+                case .error: mapped = .error
+                }
+                weak.value?.log(mapped, "\(key): \(text)")
+            },
+            sendEvent: { bytes in
+                guard let analytics = weak.value else { return .retryable("the client is gone") }
+                do {
+                    guard case .object(let payload) = try JSON(parsing: bytes) else {
+                        return .permanent("an event must be a JSON object")
+                    }
+                    _ = try analytics.process(payload: payload)
+                    return .ok
+                } catch {
+                    analytics.report(.plugin(name: key, message: "event sent back was refused: \(error)"))
+                    return .permanent("\(error)")
+                }
+            },
+            userId: { weak.value?.userId },
+            anonymousId: { weak.value?.anonymousId })
+    }
+}

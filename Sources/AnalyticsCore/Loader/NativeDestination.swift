@@ -1,0 +1,96 @@
+import Foundation
+
+/// A loaded integration instance as a destination of the client: it has its own timeline (filters,
+/// destination middleware) and its own worker like any Swift destination, receives each event as
+/// the JSON text the client encoded once before fan-out, retries retryable hook failures with
+/// bounded backoff and reports permanent ones (and exhausted retries) to the error handler.
+///
+/// Every hook runs on the destination's worker, which is what the ABI's per-instance
+/// serialization rule asks for. The library hears `started` before its first call there, and
+/// `stopping`, `flush`, `destroy` when the worker shuts down.
+public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, @unchecked Sendable {
+    public let key: String
+    public let timeline = Timeline()
+    public let integration: NativeIntegration
+    public let retryPolicy: NativeRetryPolicy
+
+    /// Set once by `configure` (on the thread adding the destination), read on failures only.
+    private let client = Locked(Client())
+    private struct Client {
+        var analytics = WeakAnalytics()
+        var stats: DestinationStats?
+    }
+    /// Touched on the worker only.
+    private var started = false
+
+    public init(integration: NativeIntegration, retryPolicy: NativeRetryPolicy = NativeRetryPolicy()) {
+        self.key = integration.key
+        self.integration = integration
+        self.retryPolicy = retryPolicy
+    }
+
+    public func configure(analytics: Analytics) {
+        let stats = analytics.timeline.stats(forKey: key)
+        client.withLock { $0 = Client(analytics: WeakAnalytics(analytics), stats: stats) }
+    }
+
+    public func execute(_ event: Event) -> Event? {
+        startIfNeeded()
+        return perform(event.type.rawValue, countsAsEvent: true) { integration.deliver(event) } ? event : nil
+    }
+
+    public func update(settings: Settings, type: UpdateType) {
+        startIfNeeded()
+        let own = settings.integrationSettings(forKey: key) ?? [:]
+        _ = perform("update", countsAsEvent: false) { integration.update(settings: own, kind: type == .initial ? .initial : .refresh) }
+    }
+
+    public func reset() {
+        startIfNeeded()
+        _ = perform("reset", countsAsEvent: false) { integration.reset() }
+    }
+
+    public func flush() {
+        startIfNeeded()
+        _ = perform("flush", countsAsEvent: false) { integration.flush() }
+    }
+
+    /// The worker is stopping: announce it, flush, then end the instance.
+    public func shutdown() {
+        if started {
+            _ = perform("lifecycle(stopping)", countsAsEvent: false) { integration.lifecycle(.stopping) }
+        }
+        _ = perform("flush", countsAsEvent: false) { integration.flush() }
+        integration.destroy()
+    }
+
+    private func startIfNeeded() {
+        guard !started else { return }
+        started = true
+        _ = perform("lifecycle(started)", countsAsEvent: false) { integration.lifecycle(.started) }
+    }
+
+    /// Calls a hook, retrying retryable failures per the policy. Returns whether it succeeded;
+    /// failures are reported (and, for events, counted as failed in the destination's stats).
+    @inline(__always)
+    private func perform(_ what: String, countsAsEvent: Bool, _ call: () -> NativeHookResult) -> Bool {
+        var result = call()
+        if result.isOK { return true }
+        var attempt = 1
+        while case .retryable = result, attempt < retryPolicy.maxAttempts {
+            Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
+            attempt += 1
+            result = call()
+        }
+        let message: String
+        switch result {
+        case .ok: return true
+        case .retryable(let text): message = "\(what) failed after \(attempt) attempt\(attempt == 1 ? "" : "s"): \(text)"
+        case .permanent(let text): message = "\(what) failed: \(text)"
+        }
+        let (analytics, stats) = client.withLock { ($0.analytics.value, $0.stats) }
+        if countsAsEvent { stats?.recordFailure() }
+        analytics?.report(.plugin(name: key, message: message))
+        return false
+    }
+}

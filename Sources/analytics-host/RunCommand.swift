@@ -1,0 +1,130 @@
+import AnalyticsCore
+import Foundation
+import Glibc
+
+/// `analytics-host run`: newline-delimited events in, every destination fed, a summary out.
+enum RunCommand {
+    static let help = """
+        usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
+                                  [--input FILE|-] [--allow-insecure-plugins] [--quiet]
+
+        Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
+        context and integrations are kept when given), runs each through the whole pipeline — source
+        plugins, every loaded integration with its own timeline and filters, and Segment.io — then
+        flushes (bounded wait) and prints what each destination received, delivered, dropped and
+        still holds. Events the Segment.io destination could not upload stay queued on disk in the
+        storage directory and go out on the next run.
+
+          --settings FILE   settings JSON in the CDN shape (integrations, plan, middlewareSettings)
+          --plugins DIR     directory of integration libraries (*.so)
+          --write-key KEY   source write key (default: integrations["Segment.io"].apiKey)
+          --storage DIR     user state and the upload queue (default: ~/.local/share/analytics-host/KEY)
+          --input FILE|-    events to read (default: standard input)
+          --allow-insecure-plugins  load libraries even if group/others may write them
+          --quiet           no progress line on a terminal
+
+        Exit status: 0 every line accepted; 1 some lines were rejected (each is reported with its
+        line number); 2 usage error or unreadable settings/input; 3 lines fine but some plugin
+        library could not be loaded or created. SIGINT/SIGTERM: stop reading, flush, persist, exit 0
+        (or 1/3 as above); a second signal exits at once.
+        """
+
+    static func main(_ arguments: [String]) throws -> Int32 {
+        let opts = try Options(arguments,
+                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input"],
+                               flags: ["--allow-insecure-plugins", "--quiet"])
+        if opts.has("--help") { print(help); return 0 }
+        let settingsPath = try opts.required("--settings")
+        let pluginsDir = try opts.required("--plugins")
+        let settings = try HostSetup.readSettings(path: settingsPath)
+
+        let inputPath = opts["--input"] ?? "-"
+        let fd: Int32 = inputPath == "-" ? 0 : open(inputPath, O_RDONLY)
+        guard fd >= 0 else { throw UsageError("cannot read input \(inputPath): \(String(cString: strerror(errno)))") }
+        defer { if fd > 0 { close(fd) } }
+
+        let writeKey = opts["--write-key"] ?? settings.integrations["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
+        let errors = ErrorPrinter()
+        var config = Configuration(writeKey: writeKey, storageDirectory: opts["--storage"])
+        config.defaultSettings = settings
+        config.trackApplicationLifecycleEvents = false
+        config.errorHandler = errors.handler
+        config.logHandler = { level, message in
+            if level >= .info { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }
+        }
+        let loaded = HostSetup.integrations(pluginsDirectory: pluginsDir, settings: settings,
+                                            allowInsecure: opts.has("--allow-insecure-plugins"), errors: errors)
+        config.integrationFactories = loaded.factories
+
+        StopSignal.install()
+        let analytics = Analytics(configuration: config)
+        let progress = Progress(enabled: !opts.has("--quiet") && isatty(2) == 1)
+
+        var reader = LineReader(fd: fd)
+        var accepted = 0, rejected = 0
+        while !StopSignal.requested {
+            var problem: String?
+            let more = reader.next { line in
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are skipped
+                do {
+                    guard case .object(let payload) = try JSON(parsingUTF8: line) else {
+                        problem = "not a JSON object"
+                        return
+                    }
+                    try analytics.process(payload: payload)
+                    accepted += 1
+                } catch let e as JSONParseError {
+                    problem = e.description
+                } catch {
+                    problem = "\(error)"
+                }
+            }
+            guard more else { break }
+            if let problem {
+                rejected += 1
+                errors.line(reader.lineNumber, problem)
+            }
+            progress.tick(accepted)
+        }
+        progress.finish()
+        let interrupted = StopSignal.requested
+        if interrupted { FileHandle.standardError.write(Data("analytics-host: stopping: flushing and saving what is left\n".utf8)) }
+
+        let complete = analytics.shutdown()
+        print(Summary.render(analytics: analytics, accepted: accepted, rejected: rejected, interrupted: interrupted))
+        if !complete { FileHandle.standardError.write(Data("analytics-host: some destinations did not finish in time; queued events are kept for the next run\n".utf8)) }
+        if rejected > 0 { return 1 }
+        return loaded.problems > 0 ? 3 : 0
+    }
+}
+
+/// Prints errors as they happen, one line each.
+final class ErrorPrinter: Sendable {
+    var handler: @Sendable (AnalyticsError) -> Void {
+        { error in FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8)) }
+    }
+    func line(_ number: Int, _ problem: String) {
+        FileHandle.standardError.write(Data("analytics-host: input line \(number): \(problem)\n".utf8))
+    }
+}
+
+/// "events, events/s" on standard error while a long input is read from a terminal session.
+final class Progress {
+    private let enabled: Bool
+    private let start = monotonicSeconds()
+    private var last = monotonicSeconds()
+    private var shown = false
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func tick(_ count: Int) {
+        guard enabled, count & 0x3FF == 0 else { return }
+        let now = monotonicSeconds()
+        guard now - last >= 0.25 else { return }
+        last = now
+        shown = true
+        let rate = Double(count) / max(now - start, 1e-9)
+        FileHandle.standardError.write(Data("\r\(count) events, \(Int(rate)) events/s   ".utf8))
+    }
+
+    func finish() { if shown { FileHandle.standardError.write(Data("\n".utf8)) } }
+}

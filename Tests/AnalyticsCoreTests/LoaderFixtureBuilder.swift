@@ -1,0 +1,136 @@
+import Foundation
+import Glibc
+@testable import AnalyticsCore
+
+/// Builds the C fixtures of `Tests/Fixtures` (and the example plugins) with gcc into temporary
+/// directories while the tests run: every library a loader test opens is real.
+enum FixtureBuilder {
+    struct BuildError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The package root, found from this file's location.
+    static let root: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// A new private directory (mode 0755) for one test's plugins.
+    static func makeDirectory() throws -> String {
+        var template = Array("/tmp/ah-loader-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw BuildError(description: "mkdtemp failed: \(errno)") }
+        let path = String(cString: made)
+        chmod(path, 0o755)
+        return path
+    }
+
+    static func remove(_ directory: String) {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Compiles `Tests/Fixtures/<fixture>.c` into `<directory>/<name>` as a shared object.
+    @discardableResult
+    static func library(_ fixture: String, in directory: String, as name: String? = nil, defines: [String] = []) throws -> String {
+        try sharedObject(source: "Tests/Fixtures/\(fixture).c", in: directory, as: name ?? "lib\(fixture).so",
+                         flags: ["-Wall", "-Wextra", "-pedantic", "-Werror"] + defines.map { "-D\($0)" })
+    }
+
+    /// Compiles a source of the package with exactly the flags of `make plugins`.
+    @discardableResult
+    static func plugin(_ source: String, in directory: String, as name: String) throws -> String {
+        try sharedObject(source: source, in: directory, as: name, flags: [])
+    }
+
+    static func sharedObject(source: String, in directory: String, as name: String, flags: [String]) throws -> String {
+        let output = directory + "/" + name
+        try run("/usr/bin/gcc", ["-std=c99", "-shared", "-fPIC", "-O2", "-I", root + "/include"] + flags
+                + ["-o", output, root + "/" + source])
+        chmod(output, 0o755)
+        return output
+    }
+
+    /// Compiles a fixture into an executable (for tests that need a C host in a child process).
+    static func executable(_ fixture: String, in directory: String) throws -> String {
+        let output = directory + "/" + fixture
+        try run("/usr/bin/gcc", ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-I", root + "/include",
+                                 "-o", output, root + "/Tests/Fixtures/\(fixture).c", "-ldl"])
+        return output
+    }
+
+    /// Runs a tool to completion; throws with its output when it fails.
+    static func run(_ tool: String, _ arguments: [String], stdin: Data? = nil) throws {
+        let result = try capture(tool, arguments, stdin: stdin)
+        guard result.status == 0 else {
+            throw BuildError(description: "\(tool) \(arguments.joined(separator: " ")) failed (\(result.status)):\n\(result.stdout)\(result.stderr)")
+        }
+    }
+
+    struct ProcessOutput {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func capture(_ tool: String, _ arguments: [String], stdin: Data? = nil) throws -> ProcessOutput {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes to the end before waiting, so a chatty child never blocks on a full pipe.
+        let errData = Locked(Data())
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            let data = err.fileHandleForReading.readDataToEndOfFile()
+            errData.withLock { $0 = data }
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return ProcessOutput(status: process.terminationStatus,
+                             stdout: String(decoding: outData, as: UTF8.self),
+                             stderr: errData.withLock { String(decoding: $0, as: UTF8.self) })
+    }
+}
+
+/// Host services that record what libraries ask of them.
+final class RecordingHost: Sendable {
+    let logs = Locked<[(NativeLogLevel, String)]>([])
+    let sent = Locked<[[UInt8]]>([])
+    let userId: Locked<String?>
+    let anonymousId: String
+    let sendResult: NativeHookResult
+
+    init(userId: String? = "user-42", anonymousId: String = "anon-7", sendResult: NativeHookResult = .ok) {
+        self.userId = Locked(userId)
+        self.anonymousId = anonymousId
+        self.sendResult = sendResult
+    }
+
+    var services: HostServices {
+        HostServices(
+            log: { [logs] level, text in logs.withLock { $0.append((level, text)) } },
+            sendEvent: { [sent, sendResult] bytes in
+                sent.withLock { $0.append(bytes) }
+                return sendResult
+            },
+            userId: { [userId] in userId.withLock { $0 } },
+            anonymousId: { [anonymousId] in anonymousId })
+    }
+
+    var logLines: [String] { logs.withLock { $0.map(\.1) } }
+}
+
+extension Event {
+    static func make(_ type: EventType, _ fields: JSONObject = [:]) -> Event {
+        var payload: JSONObject = ["type": .string(type.rawValue), "messageId": "m-1", "anonymousId": "anon-7"]
+        payload.merge(fields)
+        return try! Event(payload: payload)
+    }
+}
