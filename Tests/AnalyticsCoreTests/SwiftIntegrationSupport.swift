@@ -24,32 +24,10 @@ enum SwiftPluginFiles {
     }
 }
 
-/// Host services that record what an integration asked of the host.
-final class RecordingHost: Sendable {
-    private let state = Locked<(logs: [(NativeLogLevel, String)], sent: [[UInt8]])>(([], []))
-    let userId: String?
-    let anonymousId: String
-
-    init(userId: String? = "user-42", anonymousId: String = "anon-1") {
-        self.userId = userId
-        self.anonymousId = anonymousId
-    }
-
-    var logs: [String] { state.withLock { $0.logs.map(\.1) } }
-    var sentEvents: [JSONObject] {
-        state.withLock { $0.sent }.compactMap { try? JSON(parsing: $0).objectValue }
-    }
-
-    var services: HostServices {
-        HostServices(
-            log: { [self] level, text in state.withLock { $0.logs.append((level, text)) } },
-            sendEvent: { [self] bytes in
-                guard (try? JSON(parsing: bytes).objectValue) != nil else { return .permanent("not an object") }
-                state.withLock { $0.sent.append(bytes) }
-                return .ok
-            },
-            userId: { [userId] in userId },
-            anonymousId: { [anonymousId] in anonymousId })
+extension RecordingHost {
+    /// The events a library sent back into the pipeline, parsed.
+    var sentObjects: [JSONObject] {
+        sent.withLock { $0 }.compactMap { try? JSON(parsing: $0).objectValue }
     }
 }
 

@@ -38,11 +38,17 @@ struct SwiftIntegrationTests {
         }
     }
 
-    @Test func exportsTheEntrySymbolAndFindsItsRuntimeThroughRunpath() throws {
+    @Test func exportsOnlyTheEntrySymbolAndFindsItsRuntimeThroughRunpath() throws {
         for product in ["WebhooksIntegration", "MetricsIntegration"] {
             let file = SwiftPluginFiles.path(product)
             let symbols = try run("/usr/bin/nm", ["-D", "--defined-only", file])
-            #expect(symbols.split(separator: "\n").contains { $0.hasSuffix(" T analytics_host_plugin_v1") }, "\(product) must export the entry")
+            // Global (upper-case type letter) definitions: the entry function and nothing else.
+            let globals = symbols.split(separator: "\n").compactMap { line -> String? in
+                let fields = line.split(separator: " ")
+                guard fields.count == 3, fields[1].first!.isUppercase else { return nil }
+                return String(fields[2])
+            }
+            #expect(globals == ["analytics_host_plugin_v1"], "\(product) must export the entry function only")
             let dynamic = try run("/usr/bin/readelf", ["-d", file])
             #expect(dynamic.contains("RUNPATH") && dynamic.contains("lib/swift/linux"), "\(product) must find libswiftCore through its RUNPATH")
         }
@@ -197,12 +203,12 @@ struct SwiftIntegrationTests {
         #expect(summary["anonymousId"] == "anon-7")
         #expect(!FileManager.default.fileExists(atPath: "\(directory)/summary.json"))  // the update moved it
 
-        let sent = host.sentEvents
+        let sent = host.sentObjects
         #expect(sent.count == 1)
         #expect(sent.first?["event"] == "Metrics Summary")
         #expect(sent.first?["anonymousId"] == "anon-7")
         #expect(sent.first?["properties"]?["total"] == 7)
-        #expect(host.logs.contains { $0.hasPrefix("Metrics: wrote 7 counted events") })
+        #expect(host.logLines.contains { $0.hasPrefix("Metrics: wrote 7 counted events") })
         #expect(instance.lifecycle(.stopping) == .ok)
     }
 
@@ -222,6 +228,59 @@ struct SwiftIntegrationTests {
         } throws: { error in
             (error as? PluginLoadError)?.reason == .createFailed(key: "Metrics", message: "Metrics needs a \"path\" setting (the summary file)")
         }
+    }
+
+    // MARK: Inside a real client
+
+    /// Both libraries as destinations of a real client: created from the settings, fed by their
+    /// workers, a 500 retried by the host until the webhook accepts, Metrics' summary event sent
+    /// back through the pipeline and delivered to Webhooks too.
+    @Test func swiftLibrariesServeARealClient() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let directory = makeTempDirectory("swift-client")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        server.enqueue(.status(500))  // the first delivery fails retryably
+
+        let errors = ErrorLog()
+        var configuration = Configuration(writeKey: "wk", storageDirectory: directory + "/state")
+        configuration.trackApplicationLifecycleEvents = false
+        configuration.defaultSettings = Settings(["integrations": [
+            "Webhooks": .object(settingsObject(#"{"hooks": [{"hook": "\#(server.baseURL)/in", "headers": [{"key": "X-App", "value": "demo"}]}]}"#)),
+            "Metrics": .object(settingsObject(#"{"path": "\#(directory)/metrics.json", "summaryEvent": "Metrics Summary"}"#)),
+        ]])
+        configuration.integrationFactories = [
+            NativeIntegrationFactory(library: try SwiftPluginFiles.load("WebhooksIntegration"),
+                                     retryPolicy: NativeRetryPolicy(maxAttempts: 4, initialDelay: 0.001, maxDelay: 0.004)),
+            NativeIntegrationFactory(library: try SwiftPluginFiles.load("MetricsIntegration")),
+        ]
+        configuration.errorHandler = errors.handler
+        let analytics = Analytics(configuration: configuration)
+        #expect(analytics.find(key: "Webhooks") is NativeDestination)
+        #expect(analytics.find(key: "Metrics") is NativeDestination)
+
+        analytics.track("Order Completed", properties: ["total": 3])
+        analytics.screen("Home")
+        // Metrics sends its summary on flush; it reaches Webhooks later: poll with a deadline.
+        let deadline = Date().addingTimeInterval(10)
+        var names: [String] = []
+        while Date() < deadline {
+            #expect(analytics.flush())
+            names = server.requests.filter { $0.path == "/in" }.compactMap {
+                (try? JSON(parsing: $0.body)).flatMap { $0["event"]?.stringValue ?? $0["name"]?.stringValue }
+            }
+            if names.contains("Metrics Summary") { break }
+        }
+        // The 500 answered "Order Completed" once; the retry delivered it.
+        #expect(names.first == "Order Completed" && names.dropFirst().first == "Order Completed")
+        #expect(names.contains("Home") && names.contains("Metrics Summary"))
+        #expect(server.requests.allSatisfy { $0.header("X-App") == "demo" })
+        let summary = try JSON(parsing: Data(contentsOf: URL(fileURLWithPath: "\(directory)/metrics.json")))
+        #expect(summary["events"]?["Order Completed"] == 1)
+        #expect(summary["screens"] == ["Home": 1])
+        #expect(summary["anonymousId"] == .string(analytics.anonymousId))
+        #expect(analytics.shutdown())
+        #expect(errors.messages.isEmpty, "\(errors.messages)")
     }
 
     // MARK: Coexistence
