@@ -9,6 +9,13 @@ enum SwiftPluginFiles {
         var description: String { "\(file) does not exist: run `swift build` (or `make test`) before `swift test`" }
     }
 
+    /// A library older than its objects was not relinked (e.g. after `swift build --target …`).
+    struct Stale: Error, CustomStringConvertible {
+        var file: String
+        var newer: String
+        var description: String { "\(file) is older than \(newer): run `swift build` (or `make test`) before `swift test`" }
+    }
+
     /// The directory of the running test binary, e.g. `.build/x86_64-unknown-linux-gnu/debug`.
     static let buildDirectory: String = {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
@@ -17,9 +24,21 @@ enum SwiftPluginFiles {
 
     static func path(_ product: String) -> String { "\(buildDirectory)/lib\(product).so" }
 
+    private static func modificationDate(_ path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+    }
+
     static func load(_ product: String, loader: PluginLoader = PluginLoader()) throws -> NativeLibrary {
         let file = path(product)
-        guard FileManager.default.fileExists(atPath: file) else { throw Missing(file: file) }
+        guard let built = modificationDate(file) else { throw Missing(file: file) }
+        for module in [product, "AnalyticsIntegration", "AnalyticsCore"] {
+            let objects = "\(buildDirectory)/\(module).build"
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: objects)) ?? [] where name.hasSuffix(".o") {
+                if let compiled = modificationDate("\(objects)/\(name)"), compiled > built {
+                    throw Stale(file: file, newer: "\(objects)/\(name)")
+                }
+            }
+        }
         return try loader.load(file: file)
     }
 }
