@@ -230,6 +230,36 @@ struct SwiftIntegrationTests {
         }
     }
 
+    /// What `make plugins` does: the libraries copied elsewhere still find their runtime (the
+    /// RUNPATH names the toolchain), and a directory scan takes them. The copy of Webhooks is a
+    /// second image with the same module names as the original, loaded beside it: each binds to
+    /// its own copies (only the entry symbol is exported), so both work.
+    @Test func copiedLibrariesLoadFromAnotherDirectoryBesideTheOriginals() throws {
+        let directory = makeTempDirectory("plugins")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for product in ["WebhooksIntegration", "MetricsIntegration"] {
+            try FileManager.default.copyItem(atPath: SwiftPluginFiles.path(product), toPath: "\(directory)/lib\(product).so")
+        }
+        let scan = PluginLoader().scan(directory: directory)
+        #expect(scan.problems.isEmpty, "\(scan.problems)")
+        #expect(scan.libraries.map(\.key).sorted() == ["Metrics", "Webhooks"])
+
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let copy = try #require(scan.libraries.first { $0.key == "Webhooks" })
+        let original = try SwiftPluginFiles.load("WebhooksIntegration")
+        #expect(copy.file != original.file)
+        let settings = settingsObject(#"{"globalHook": "\#(server.baseURL)/twice"}"#)
+        let instances = [try copy.makeInstance(settings: settings, services: RecordingHost().services),
+                         try original.makeInstance(settings: settings, services: RecordingHost().services)]
+        for instance in instances {
+            #expect(instance.deliver(wireEvent(Self.track)) == .ok)
+            server.enqueue(.status(400))
+            #expect(instance.deliver(wireEvent(Self.track)) == .permanent("POST \(server.baseURL)/twice answered 400"))
+        }
+        #expect(server.requestCount == 4)
+    }
+
     // MARK: Inside a real client
 
     /// Both libraries as destinations of a real client: created from the settings, fed by their
