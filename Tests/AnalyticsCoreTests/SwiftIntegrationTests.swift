@@ -315,6 +315,33 @@ struct SwiftIntegrationTests {
         #expect(errors.messages.isEmpty, "\(errors.messages)")
     }
 
+    // MARK: Cost
+
+    /// What one event costs through a Swift library: the host's encoded event crosses as text,
+    /// AnalyticsIntegration parses it into an Event and calls the typed hook. Prints the number
+    /// (`swift build -c release && swift test -c release --filter SwiftIntegration` for real
+    /// ones); checks only a loose bound.
+    @Test func oneEventThroughASwiftLibrary() throws {
+        let directory = makeTempDirectory("cost")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let instance = try SwiftPluginFiles.load("MetricsIntegration").makeInstance(
+            settings: settingsObject(#"{"path": "\#(directory)/m.json"}"#), services: RecordingHost().services)
+        let event = wireEvent(Self.track)
+        let count = 20_000
+        var failures = 0
+        let clock = ContinuousClock()
+        let elapsed = clock.measure {
+            for _ in 0..<count where instance.deliver(event) != .ok { failures += 1 }
+        }
+        #expect(failures == 0)
+        let micros = (Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12) / Double(count)
+        print("swift integration cost: \(String(format: "%.2f", micros)) µs per track event (\(Self.track.utf8.count)-byte JSON parsed, typed hook called)")
+        #expect(micros < 1000)
+        #expect(instance.flush() == .ok)
+        let summary = try JSON(parsing: Data(contentsOf: URL(fileURLWithPath: "\(directory)/m.json")))
+        #expect(summary["total"] == .number(Double(count)))
+    }
+
     // MARK: Coexistence
 
     /// Host + two Swift libraries, three copies of AnalyticsCore in one process; several instances
