@@ -4,7 +4,7 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: build test run bench plugins abi-check clean
+.PHONY: build test run bench plugins swift-plugins abi-check clean
 
 build:
 	$(SWIFT) build
@@ -26,7 +26,18 @@ bench:
 	.build/release/analytics-bench
 
 # The example integrations: one self-contained C file each, the ABI header is all they include.
-plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so
+# Swift ones are SwiftPM dynamic-library products (module AnalyticsIntegration, statically linked),
+# built with this toolchain (the host refuses any other) and found by their RUNPATH at run time.
+SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration
+
+plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so swift-plugins
+
+swift-plugins:
+	@mkdir -p $(PLUGINS_DIR)
+	@set -e; for product in $(SWIFT_PLUGINS); do \
+		$(SWIFT) build --product $$product; \
+		cp .build/debug/lib$$product.so $(PLUGINS_DIR)/; \
+	done
 
 $(PLUGINS_DIR)/libfile.so: Plugins/File/file.c include/analytics_plugin.h
 	@mkdir -p $(PLUGINS_DIR)
