@@ -276,6 +276,7 @@ struct SwiftIntegrationTests {
 
         let errors = ErrorLog()
         var configuration = Configuration(writeKey: "wk", storageDirectory: directory + "/state")
+        configuration.settingsLocation = .defaultsOnly
         configuration.trackApplicationLifecycleEvents = false
         configuration.defaultSettings = Settings(["integrations": [
             "Webhooks": .object(settingsObject(#"{"hooks": [{"hook": "\#(server.baseURL)/in", "headers": [{"key": "X-App", "value": "demo"}]}]}"#)),
