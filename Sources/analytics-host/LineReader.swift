@@ -41,11 +41,19 @@ struct LineReader: ~Copyable {
         let chunk = 1 << 16
         let old = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: chunk))
-        var n: Int
-        repeat {
+        // Wait in short polls: a stop signal may be delivered to any thread, so a blocking read
+        // on this one would not notice it.
+        var n = 0
+        while true {
+            if StopSignal.requested { eof = true; break }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&p, 1, 100)
+            if ready == 0 || (ready < 0 && errno == EINTR) { continue }
             n = buffer.withUnsafeMutableBufferPointer { read(fd, $0.baseAddress! + old, chunk) }
-        } while n < 0 && errno == EINTR && !StopSignal.requested
-        if n <= 0 { eof = true; n = 0 }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { eof = true; n = 0 }
+            break
+        }
         buffer.removeLast(chunk - n)
     }
 }

@@ -7,7 +7,14 @@ enum StopSignal {
 
     static var requested: Bool { count.load(ordering: .relaxed) > 0 }
 
+    /// Call before any thread starts: threads inherit the mask, and a parent (a shell, a test
+    /// runner) may have left these signals blocked.
     static func install() {
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGINT)
+        sigaddset(&unblock, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         for sig in [SIGINT, SIGTERM] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { _ in

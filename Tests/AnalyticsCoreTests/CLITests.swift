@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import AnalyticsCore
+
+/// The `analytics-host` binary, run the way a user runs it.
+enum HostBinary {
+    static func path() throws -> String {
+        var dirs: [String] = []
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            dirs.append((exe as NSString).deletingLastPathComponent)
+        }
+        dirs.append(FixtureBuilder.root + "/.build/debug")
+        for dir in dirs where FileManager.default.isExecutableFile(atPath: dir + "/analytics-host") {
+            return dir + "/analytics-host"
+        }
+        throw FixtureBuilder.BuildError(description: "analytics-host not built; run `swift build` before `swift test`")
+    }
+
+    static func run(_ arguments: [String], stdin: String? = nil, in directory: String) throws -> FixtureBuilder.ProcessOutput {
+        try FixtureBuilder.capture(try path(), arguments, stdin: stdin.map { Data($0.utf8) })
+    }
+
+    /// A plugins directory with the File and Console examples built by the `make plugins` command line.
+    static func pluginsDirectory(in dir: String) throws -> String {
+        let plugins = dir + "/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        try FixtureBuilder.plugin("Plugins/File/file.c", in: plugins, as: "libfile.so")
+        try FixtureBuilder.plugin("Plugins/Console/console.c", in: plugins, as: "libconsole.so")
+        return plugins
+    }
+
+    /// Settings enabling File (writing to `output`) and Console, without Segment.io (offline tests).
+    static func settings(in dir: String, output: String, console: Bool = true) throws -> String {
+        let path = dir + "/settings.json"
+        try #"{"integrations":{"File":{"path":"\#(output)"}\#(console ? #","Console":{}"# : "")}}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+}
+
+@Suite(.serialized) struct CLITests {
+    @Test func theDemoRunsOfflineAndEveryDestinationActs() throws {
+        let dir = makeTempDirectory("cli-demo")
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        var settings = try String(contentsOfFile: FixtureBuilder.root + "/examples/settings.json", encoding: .utf8)
+        settings = settings.replacingOccurrences(of: "build/demo/file-destination.ndjson", with: dir + "/file.ndjson")
+        try settings.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", plugins,
+                                         "--storage", dir + "/storage", "--input", FixtureBuilder.root + "/examples/events.ndjson"],
+                                        in: dir)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("12 events accepted, 0 rejected"))
+        let rows = Dictionary(uniqueKeysWithValues: result.stdout.split(separator: "\n").compactMap { line -> (String, [Int])? in
+            let cells = line.split(separator: " ")
+            guard cells.count == 7, let first = Int(cells[1]) else { return nil }
+            return (String(cells[0]), [first] + cells[2...].compactMap { Int($0) })
+        })
+        // offered, delivered, dropped, skipped, failed, queued
+        #expect(rows["File"] == [12, 9, 2, 1, 0, 0])      // Debug dropped by its filter; env=test by the global rule
+        #expect(rows["Console"] == [12, 8, 1, 3, 0, 0])   // integrations option and the plan skip it
+        let lines = try String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 7, "File writes track/identify/screen/page only")
+        #expect(!lines.contains { $0.contains("Debug Cache Miss") })
+        #expect(result.stderr.contains("[analytics] track \"Order Completed\""))
+        #expect(!result.stderr.contains("card_last4"), "Console's filter drops the property")
+        #expect(result.stderr.contains("\"Amplitude\" but no integration provides it"))
+    }
+
+    @Test func aMalformedLineIsReportedWithItsNumberAndTheRestIsProcessed() throws {
+        let dir = makeTempDirectory("cli-malformed")
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        let settings = try HostBinary.settings(in: dir, output: dir + "/out.ndjson")
+        let input = """
+            {"type":"track","event":"One"}
+            {"type":"track","event":
+            [1,2]
+            {"type":"track","event":""}
+            {"type":"track","event":"Two"}
+            """
+        let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
+                                        stdin: input, in: dir)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("input line 2: invalid JSON at byte"))
+        #expect(result.stderr.contains("input line 3: not a JSON object"))
+        #expect(result.stderr.contains("input line 4: invalid event: track needs a non-empty \"event\" name"))
+        #expect(result.stdout.contains("2 events accepted, 3 rejected"))
+        let written = try String(contentsOfFile: dir + "/out.ndjson", encoding: .utf8)
+        #expect(written.contains("\"One\"") && written.contains("\"Two\""))
+    }
+
+    @Test func aMissingPluginsDirectoryIsAClearErrorAndEventsStillFlow() throws {
+        let dir = makeTempDirectory("cli-nodir")
+        let settings = try HostBinary.settings(in: dir, output: dir + "/out.ndjson")
+        let result = try HostBinary.run(["run", "--settings", settings, "--plugins", dir + "/nope", "--storage", dir + "/s"],
+                                        stdin: #"{"type":"track","event":"E"}"#, in: dir)
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("\(dir)/nope: plugins directory does not exist"))
+        #expect(result.stdout.contains("1 events accepted, 0 rejected"))
+        #expect(!result.stderr.contains("Fatal error"))
+    }
+
+    @Test func aBrokenLibraryIsRefusedByNameAndTheGoodOnesDeliver() throws {
+        let dir = makeTempDirectory("cli-broken")
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try "this is not ELF".write(toFile: plugins + "/libbroken.so", atomically: true, encoding: .utf8)
+        chmod(plugins + "/libbroken.so", 0o755)
+        let settings = try HostBinary.settings(in: dir, output: dir + "/out.ndjson")
+        let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
+                                        stdin: #"{"type":"track","event":"Still Delivered"}"#, in: dir)
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("\(plugins)/libbroken.so: not a loadable shared object"))
+        #expect(try String(contentsOfFile: dir + "/out.ndjson", encoding: .utf8).contains("Still Delivered"))
+    }
+
+    @Test func pluginsJSONListsTheExampleLibrariesWithTheirKeys() throws {
+        let dir = makeTempDirectory("cli-plugins")
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FileManager.default.copyItem(atPath: SwiftPluginFiles.path("MetricsIntegration"), toPath: plugins + "/libmetrics.so")
+        try "junk".write(toFile: plugins + "/libjunk.so", atomically: true, encoding: .utf8)
+        chmod(plugins + "/libjunk.so", 0o755)
+        let result = try HostBinary.run(["plugins", "--plugins", plugins, "--json"], in: dir)
+        #expect(result.status == 1, "one library was refused")
+        let json = try JSON(parsing: result.stdout)
+        let libraries = try #require(json["libraries"]?.arrayValue)
+        let loaded = libraries.filter { $0["status"] == "loaded" }
+        #expect(Set(loaded.compactMap { $0["key"]?.stringValue }) == ["File", "Console", "Metrics"])
+        let metrics = try #require(loaded.first { $0["key"] == "Metrics" })
+        #expect(metrics["language"] == "swift")
+        #expect(metrics["toolchain"]?.stringValue?.isEmpty == false)
+        #expect(metrics["abiVersion"] == "1.1")
+        let file = try #require(loaded.first { $0["key"] == "File" })
+        #expect(file["hooks"]?.arrayValue?.contains("flush") == true)
+        let refused = try #require(libraries.first { $0["status"] == "refused" })
+        #expect(refused["reason"]?.stringValue?.hasPrefix("not a loadable shared object") == true)
+    }
+
+    @Test func checkSettingsNamesEachProblemByPath() throws {
+        let dir = makeTempDirectory("cli-check")
+        let good = try HostBinary.run(["check-settings", FixtureBuilder.root + "/examples/settings.json"], in: dir)
+        #expect(good.status == 0 && good.stdout.contains("valid"))
+        let bad = dir + "/bad.json"
+        try #"{"integrations":{"A":true},"middlewareSettings":{"routingRules":[{"matchers":[{"type":"fql","ir":"[\"~\",\"event\",{\"value\":1}]"}],"transformers":[[]]}]}}"#
+            .write(toFile: bad, atomically: true, encoding: .utf8)
+        let result = try HostBinary.run(["check-settings", bad], in: dir)
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("integrations.A"))
+        #expect(result.stdout.contains("middlewareSettings.routingRules[0].matchers[0].ir"))
+        let missing = try HostBinary.run(["check-settings", dir + "/missing.json"], in: dir)
+        #expect(missing.status == 2 && missing.stderr.contains("cannot read settings"))
+    }
+
+    @Test func helpAndUsageErrors() throws {
+        let dir = makeTempDirectory("cli-help")
+        for command in ["run", "plugins", "check-settings"] {
+            let help = try HostBinary.run([command, "--help"], in: dir)
+            #expect(help.status == 0 && help.stdout.contains("usage: analytics-host \(command)"))
+        }
+        let unknown = try HostBinary.run(["run", "--bogus"], in: dir)
+        #expect(unknown.status == 2 && unknown.stderr.contains("unknown option '--bogus'"))
+        let noCommand = try HostBinary.run(["frobnicate"], in: dir)
+        #expect(noCommand.status == 2 && noCommand.stderr.contains("unknown command 'frobnicate'"))
+        let missing = try HostBinary.run(["run", "--plugins", dir], in: dir)
+        #expect(missing.status == 2 && missing.stderr.contains("missing --settings"))
+    }
+
+    /// SIGTERM while input is still arriving: the host stops reading, flushes and exits cleanly;
+    /// every event it accepted is in the File destination's output.
+    @Test func sigtermFlushesWhatWasAccepted() throws {
+        let dir = makeTempDirectory("cli-sigterm")
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        let settings = try HostBinary.settings(in: dir, output: dir + "/out.ndjson", console: false)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try HostBinary.path())
+        process.arguments = ["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s", "--quiet"]
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        var lines = ""
+        for i in 0..<5_000 { lines += #"{"type":"track","event":"E\#(i)"}"# + "\n" }
+        input.fileHandleForWriting.write(Data(lines.utf8))
+        // Input stays open: wait until the File destination has written some events, then signal.
+        let deadline = monotonicSeconds() + 20
+        while monotonicSeconds() < deadline {
+            let size = (try? FileManager.default.attributesOfItem(atPath: dir + "/out.ndjson")[.size] as? Int) ?? 0
+            if size > 0 { break }
+            usleep(2000)
+        }
+        kill(process.processIdentifier, SIGTERM)
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        _ = errors.fileHandleForReading.readDataToEndOfFile()
+        #expect(process.terminationStatus == 0)
+        #expect(stdout.contains("(interrupted)"))
+        let acceptedText = try #require(stdout.split(separator: "\n").first { $0.contains("events accepted") })
+        let accepted = try #require(Int(acceptedText.split(separator: " ")[0]))
+        let written = try String(contentsOfFile: dir + "/out.ndjson", encoding: .utf8).split(separator: "\n")
+        #expect(accepted > 0 && accepted <= 5_000)
+        #expect(written.count == accepted, "every accepted event reached the File destination")
+    }
+}
