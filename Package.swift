@@ -19,12 +19,14 @@ let package = Package(
         .target(name: "AnalyticsCore", dependencies: ["CAnalyticsABI", "CZlib"]),
         .target(name: "AnalyticsIntegration", dependencies: ["AnalyticsCore", "CAnalyticsABI"]),
         .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore"]),
-        .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore"]),
+        .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
         // A real HTTP/1.1 server on 127.0.0.1 (and other helpers) for tests and the benchmark.
         .target(name: "AnalyticsTestSupport", dependencies: ["AnalyticsCore"], path: "Tests/AnalyticsTestSupport"),
         .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
         // Test-only helper: a process the durable-queue crash test SIGKILLs mid-stream.
         .executableTarget(name: "queue-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/QueueCrashChild"),
+        // Test-only helper: a client streaming to the Segment.io destination, SIGKILLed by its tests.
+        .executableTarget(name: "segment-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/SegmentCrashChild"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,7 +17,7 @@ public final class Analytics: Sendable {
     let log: @Sendable (LogLevel, String) -> Void
 
     public init(configuration: Configuration) {
-        self.configuration = configuration
+        self.configuration = SegmentDestinationFactory.registering(in: configuration)
         let report: @Sendable (AnalyticsError) -> Void = configuration.errorHandler ?? { error in
             FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
         }
