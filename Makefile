@@ -4,23 +4,40 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: build test run bench plugins abi-check clean
+.PHONY: build test run bench plugins swift-plugins abi-check clean
 
 build:
 	$(SWIFT) build
 
-test: build
+test: build plugins
 	$(SWIFT) test --parallel
 
-run: build
-	$(SWIFT) run analytics-host
+# The demo: the example integrations loaded from build/plugins, the embedded settings and events in
+# examples/, storage under build/demo (the Segment.io queue stays there while offline).
+run: build plugins
+	@rm -rf $(BUILD_DIR)/demo/file-destination.ndjson $(BUILD_DIR)/demo/metrics.json
+	@mkdir -p $(BUILD_DIR)/demo
+	.build/debug/analytics-host run --settings examples/settings.json --plugins $(PLUGINS_DIR) \
+		--storage $(BUILD_DIR)/demo/storage --input examples/events.ndjson
+	@echo "--- File destination wrote $$(wc -l < $(BUILD_DIR)/demo/file-destination.ndjson) lines to $(BUILD_DIR)/demo/file-destination.ndjson"
 
 bench:
 	$(SWIFT) build -c release --product analytics-bench
 	.build/release/analytics-bench
 
 # The example integrations: one self-contained C file each, the ABI header is all they include.
-plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so
+# Swift ones are SwiftPM dynamic-library products (module AnalyticsIntegration, statically linked),
+# built with this toolchain (the host refuses any other) and found by their RUNPATH at run time.
+SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration
+
+plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so swift-plugins
+
+swift-plugins:
+	@mkdir -p $(PLUGINS_DIR)
+	@set -e; for product in $(SWIFT_PLUGINS); do \
+		$(SWIFT) build --product $$product; \
+		cp .build/debug/lib$$product.so $(PLUGINS_DIR)/; \
+	done
 
 $(PLUGINS_DIR)/libfile.so: Plugins/File/file.c include/analytics_plugin.h
 	@mkdir -p $(PLUGINS_DIR)

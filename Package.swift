@@ -4,6 +4,13 @@ import PackageDescription
 // analytics-host: a Segment-style analytics client for Linux whose device-mode destinations are
 // shared libraries loaded at start-up through the C ABI in include/analytics_plugin.h.
 // No package dependencies: the Swift toolchain and zlib only.
+
+/// Linker flags of Swift integration libraries: a version script that keeps every symbol but the
+/// ABI entry function local (see Plugins/swift-plugin.exports).
+let swiftPluginLinkerSettings: [LinkerSetting] = [
+    .unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/Plugins/swift-plugin.exports"]),
+]
+
 let package = Package(
     name: "analytics-host",
     products: [
@@ -11,6 +18,9 @@ let package = Package(
         .library(name: "AnalyticsIntegration", targets: ["AnalyticsIntegration"]),
         .executable(name: "analytics-host", targets: ["analytics-host"]),
         .executable(name: "analytics-bench", targets: ["analytics-bench"]),
+        // Example integrations written in Swift: each a shared library the host loads at start-up.
+        .library(name: "WebhooksIntegration", type: .dynamic, targets: ["WebhooksIntegration"]),
+        .library(name: "MetricsIntegration", type: .dynamic, targets: ["MetricsIntegration"]),
     ],
     targets: [
         // The C ABI shared by the host and every integration library (header only).
@@ -20,6 +30,12 @@ let package = Package(
         .target(name: "AnalyticsIntegration", dependencies: ["AnalyticsCore", "CAnalyticsABI"]),
         .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore"]),
         .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
+        // Swift integrations: unique module names (the Swift runtime looks types up by module).
+        // Each exports only the ABI entry function (Plugins/swift-plugin.exports).
+        .target(name: "WebhooksIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Webhooks",
+                linkerSettings: swiftPluginLinkerSettings),
+        .target(name: "MetricsIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Metrics",
+                linkerSettings: swiftPluginLinkerSettings),
         // A real HTTP/1.1 server on 127.0.0.1 (and other helpers) for tests and the benchmark.
         .target(name: "AnalyticsTestSupport", dependencies: ["AnalyticsCore"], path: "Tests/AnalyticsTestSupport"),
         .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),

@@ -11,13 +11,20 @@ public final class Analytics: Sendable {
     private let store: UserStore
     private let currentSettings: Locked<Settings>
     private let stopped = Locked(false)
+    private let settingsSource: SettingsSource?
+    private let refresher = Locked<SettingsRefresher?>(nil)
+    /// Libraries loaded from `pluginsDirectory`, and those refused (each with file and reason).
+    public let pluginScan: PluginLoader.ScanResult
+    /// Factories: the configured ones, then one per loaded library.
+    private let factories: [IntegrationFactory]
     /// Destinations this client made from factories, by key.
     private let madeByFactory = Locked<[String: DestinationPlugin]>([:])
     let report: @Sendable (AnalyticsError) -> Void
     let log: @Sendable (LogLevel, String) -> Void
 
     public init(configuration: Configuration) {
-        self.configuration = SegmentDestinationFactory.registering(in: configuration)
+        let configuration = SegmentDestinationFactory.registering(in: configuration)
+        self.configuration = configuration
         let report: @Sendable (AnalyticsError) -> Void = configuration.errorHandler ?? { error in
             FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
         }
@@ -34,10 +41,25 @@ public final class Analytics: Sendable {
         store = UserStore(directory: configuration.storageDirectory)
         let saved = store.load(report: report)
         user = Locked(saved ?? UserState(anonymousId: MessageID.make()))
-        let settings = configuration.defaultSettings ?? .fallback(writeKey: configuration.writeKey)
+        settingsSource = Analytics.makeSettingsSource(configuration)
+        let initial = settingsSource?.loadWithoutNetwork()
+        let settings = initial.map { Settings($0.settings) } ?? configuration.defaultSettings ?? .fallback(writeKey: configuration.writeKey)
         currentSettings = Locked(settings)
 
+        if let dir = configuration.pluginsDirectory {
+            let loader = PluginLoader(configuration: .init(allowGroupOrOtherWritable: configuration.allowInsecurePluginPermissions))
+            pluginScan = loader.scan(directory: dir)
+        } else {
+            pluginScan = PluginLoader.ScanResult(libraries: [], problems: [])
+        }
+        factories = configuration.integrationFactories + pluginScan.factories()
+
         timeline.configureClient(self, queueCapacity: configuration.destinationQueueCapacity, report: report)
+        for problem in pluginScan.problems { report(problem.analyticsError) }
+        let provided = Set(factories.map(\.key))
+        for key in settings.integrations.keys where !provided.contains(key) {
+            log(.info, "settings name \"\(key)\" but no integration provides it here (a cloud-mode destination?)")
+        }
         if !configuration.sourceMiddleware.isEmpty {
             timeline.add(MiddlewarePlugin(configuration.sourceMiddleware))
         }
@@ -45,8 +67,10 @@ public final class Analytics: Sendable {
         for plugin in configuration.plugins { add(plugin: plugin) }
         reconcileFactories(with: settings)
         timeline.update(settings: settings, type: .initial)
+        for problem in initial?.problems ?? [] { report(.settings(problem.description)) }
         if saved == nil { persistUser() }
         if configuration.trackApplicationLifecycleEvents { trackLaunch(previous: saved) }
+        startSettingsRefresh()
     }
 
     // MARK: Plugins
@@ -85,10 +109,45 @@ public final class Analytics: Sendable {
         reconcileFactories(with: settings)
     }
 
+    /// Reads the settings again from their location (file or CDN, with the cache and defaults
+    /// as fallbacks) and applies them as a refresh. Unusable settings are reported with their JSON
+    /// path and the settings in force stay. Returns where the settings in force now come from.
+    @discardableResult
+    public func refreshSettings() -> SettingsOrigin {
+        guard let source = settingsSource else { return .defaults }
+        let result = source.load(previous: settings.json)
+        for problem in result.problems { report(.settings(problem.description)) }
+        if result.origin != .previous { update(settings: Settings(result.settings), type: .refresh) }
+        return result.origin
+    }
+
+    static func makeSettingsSource(_ c: Configuration) -> SettingsSource? {
+        var sc = SettingsSourceConfiguration(writeKey: c.writeKey, storageDirectory: c.storageDirectory,
+                                             defaultSettings: c.defaultSettings?.json)
+        switch c.settingsLocation {
+        case .defaultsOnly: return nil
+        case .file(let path): sc.localFile = path
+        case .cdn(let host): sc.cdnHost = host
+        }
+        return SettingsSource(configuration: sc)
+    }
+
+    /// A CDN source is fetched once in the background right away; any source is refreshed on the
+    /// configured interval.
+    private func startSettingsRefresh() {
+        guard settingsSource != nil else { return }
+        if case .cdn = configuration.settingsLocation {
+            Thread.detachNewThread { [weak self] in self?.refreshSettings() }
+        }
+        if let interval = configuration.settingsRefreshInterval, interval > 0 {
+            refresher.withLock { $0 = SettingsRefresher(interval: interval) { [weak self] in self?.refreshSettings() } }
+        }
+    }
+
     /// Creates a destination for each factory whose key the settings name and that has none yet;
     /// destroys those whose key the settings no longer name. Failures are reported per key.
     private func reconcileFactories(with settings: Settings) {
-        for factory in configuration.integrationFactories {
+        for factory in factories {
             let key = factory.key
             let existing = madeByFactory.withLock { $0[key] }
             switch (settings.integrationSettings(forKey: key), existing) {
@@ -191,6 +250,15 @@ public final class Analytics: Sendable {
     @discardableResult
     public func process(payload: JSONObject) throws(EventError) -> Event? {
         var event = try Event(payload: payload)
+        // An identify or alias read from input is that call: it changes who the user is.
+        if event.type == .identify || event.type == .alias, let newId = event.userId, !newId.isEmpty {
+            let traits = event.type == .identify ? event.traits : [:]
+            user.withLock { state in
+                state.userId = newId
+                state.traits.merge(traits)
+            }
+            persistUser()
+        }
         if event.userId == nil, let userId = self.userId { event.userId = userId }
         if event.anonymousId == nil { event.anonymousId = anonymousId }
         if event.messageId == nil { event.messageId = MessageID.make() }
@@ -235,6 +303,7 @@ public final class Analytics: Sendable {
     public func shutdown() -> Bool {
         let already = stopped.withLock { s -> Bool in defer { s = true }; return s }
         if already { return true }
+        refresher.withLock { $0 }?.stop()
         let flushed = timeline.flush(timeout: configuration.flushTimeout)
         let stoppedInTime = timeline.shutdown(timeout: configuration.flushTimeout)
         persistUser()

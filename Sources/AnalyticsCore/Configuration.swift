@@ -12,6 +12,10 @@ public struct Configuration: Sendable {
     public var flushInterval: Double = 30
     /// Settings used until (or instead of) fetched ones; `Settings.fallback` when nil.
     public var defaultSettings: Settings?
+    /// Where settings come from (Segment's CDN unless told otherwise).
+    public var settingsLocation: SettingsLocation = .segmentCDN
+    /// Fetch settings again this often (seconds); nil: only at start and on `refreshSettings()`.
+    public var settingsRefreshInterval: Double?
     /// Receives every failure; by default they are written to standard error.
     public var errorHandler: (@Sendable (AnalyticsError) -> Void)?
     /// Receives informational messages (e.g. a settings key that no library provides).
@@ -28,6 +32,10 @@ public struct Configuration: Sendable {
     public var plugins: [Plugin] = []
     /// Factories for destinations made from settings (built-in and loaded from libraries).
     public var integrationFactories: [IntegrationFactory] = []
+    /// Integration libraries (`*.so`) to load at start; each becomes a factory for its key.
+    public var pluginsDirectory: String?
+    /// Load libraries that group or others may write (normally refused: a plugin runs with our rights).
+    public var allowInsecurePluginPermissions = false
     /// Random numbers in [0, 1) for sampling without a key (destination filters); injectable for tests.
     public var randomSource: @Sendable () -> Double = { Double.random(in: 0..<1) }
     /// Events each destination may hold before the oldest are dropped.

@@ -10,8 +10,9 @@ final class NoOpDestination: DestinationPlugin {
 }
 
 /// Events per second from `track()` until every destination has received every event, with K
-/// in-process no-op destinations and context enrichment on.
-func timelineBenchmark(destinations k: Int, events n: Int) -> (eventsPerSecond: Double, microsecondsPerEvent: Double) {
+/// no-op destinations and context enrichment on: in-process Swift ones, or, with
+/// `loadedFrom`, the K integration libraries found there (keys Dest0…).
+func timelineBenchmark(destinations k: Int, events n: Int, loadedFrom pluginsDirectory: String? = nil) -> (eventsPerSecond: Double, microsecondsPerEvent: Double) {
     let dir = NSTemporaryDirectory() + "analytics-bench-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let keys = (0..<k).map { "Dest\($0)" }
@@ -20,11 +21,13 @@ func timelineBenchmark(destinations k: Int, events n: Int) -> (eventsPerSecond: 
     var config = Configuration(writeKey: "bench", storageDirectory: dir)
     config.defaultSettings = Settings(["integrations": .object(integrations)])
     config.trackApplicationLifecycleEvents = false
+    config.settingsLocation = .defaultsOnly
     config.application = ApplicationInfo(name: "bench", version: "1.0", build: "1")
     config.destinationQueueCapacity = n + 1
     config.flushTimeout = 600
+    config.pluginsDirectory = pluginsDirectory
     let analytics = Analytics(configuration: config)
-    for key in keys { analytics.add(plugin: NoOpDestination(key: key)) }
+    if pluginsDirectory == nil { for key in keys { analytics.add(plugin: NoOpDestination(key: key)) } }
     let properties: JSONObject = ["product_id": "p-123", "price": 19.99, "currency": "USD", "quantity": 2]
     for _ in 0..<1000 { analytics.track("Warm Up", properties: properties) }
     analytics.flush()

@@ -18,6 +18,7 @@ func uploadBenchmark(events n: Int) -> (eventsPerSecond: Double, peakRSSMiB: Dou
     defer { server.stop() }
     var config = Configuration(writeKey: "bench", storageDirectory: dir)
     config.defaultSettings = Settings(["integrations": ["Segment.io": ["apiKey": "bench"]]])
+    config.settingsLocation = .defaultsOnly
     config.trackApplicationLifecycleEvents = false
     config.application = ApplicationInfo(name: "bench", version: "1.0", build: "1")
     config.segment.apiHost = "\(server.baseURL)/v1"

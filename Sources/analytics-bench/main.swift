@@ -11,6 +11,19 @@ for k in [1, 10] {
               target: k == 1 ? "≥ 300,000" : "≥ 150,000")
     table.add("timeline, K=\(k): µs/event", String(format: "%.2f", r.microsecondsPerEvent))
 }
+let oneLibrary = buildNoOpLibraries(count: 1)
+let tenLibraries = buildNoOpLibraries(count: 10)
+let swiftOne = timelineBenchmark(destinations: 1, events: 500_000)
+let nativeOne = timelineBenchmark(destinations: 1, events: 500_000, loadedFrom: oneLibrary)
+table.add("one loaded no-op C integration vs one in-process Swift destination: µs/event",
+          String(format: "%.2f vs %.2f (ratio %.2f)", nativeOne.microsecondsPerEvent, swiftOne.microsecondsPerEvent,
+                 nativeOne.microsecondsPerEvent / swiftOne.microsecondsPerEvent), target: "ratio ≤ 1.5")
+let nativeTen = timelineBenchmark(destinations: 10, events: 300_000, loadedFrom: tenLibraries)
+table.add("K=10 loaded C integrations: events/s", formatRate(nativeTen.eventsPerSecond), target: "≥ 150,000")
+table.add("load 20 integration libraries (scan, dlopen, negotiate): ms", String(format: "%.1f", loadTimeBenchmark(count: 20)),
+          target: "≤ 100")
+for dir in [oneLibrary, tenLibraries] { try? FileManager.default.removeItem(atPath: dir) }
+
 let filter = filterBenchmark()
 table.add("destination filter (match \"Order *\" + drop_properties): evaluations/s", formatRate(filter.evaluationsPerSecond),
           target: "≥ 1,000,000")

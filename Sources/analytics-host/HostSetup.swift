@@ -16,10 +16,4 @@ enum HostSetup {
             throw UsageError("settings \(path): \(e)")
         }
     }
-
-    /// The factories for this run and how many libraries had problems.
-    static func integrations(pluginsDirectory: String, settings: Settings, allowInsecure: Bool,
-                             errors: ErrorPrinter) -> (factories: [IntegrationFactory], problems: Int) {
-        ([], 0)
-    }
 }

@@ -6,7 +6,8 @@ import Glibc
 enum RunCommand {
     static let help = """
         usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
-                                  [--input FILE|-] [--allow-insecure-plugins] [--quiet]
+                                  [--input FILE|-] [--settings-refresh SECONDS]
+                                  [--allow-insecure-plugins] [--quiet]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
         context and integrations are kept when given), runs each through the whole pipeline — source
@@ -20,6 +21,8 @@ enum RunCommand {
           --write-key KEY   source write key (default: integrations["Segment.io"].apiKey)
           --storage DIR     user state and the upload queue (default: ~/.local/share/analytics-host/KEY)
           --input FILE|-    events to read (default: standard input)
+          --settings-refresh SECONDS  re-read the settings file this often (destinations it adds
+                            are created, those it removes destroyed; bad edits are reported and ignored)
           --allow-insecure-plugins  load libraries even if group/others may write them
           --quiet           no progress line on a terminal
 
@@ -31,7 +34,7 @@ enum RunCommand {
 
     static func main(_ arguments: [String]) throws -> Int32 {
         let opts = try Options(arguments,
-                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input"],
+                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh"],
                                flags: ["--allow-insecure-plugins", "--quiet"])
         if opts.has("--help") { print(help); return 0 }
         let settingsPath = try opts.required("--settings")
@@ -46,15 +49,18 @@ enum RunCommand {
         let writeKey = opts["--write-key"] ?? settings.integrations["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
         let errors = ErrorPrinter()
         var config = Configuration(writeKey: writeKey, storageDirectory: opts["--storage"])
-        config.defaultSettings = settings
+        config.settingsLocation = .file(settingsPath)
+        if let refresh = opts["--settings-refresh"] {
+            guard let seconds = Double(refresh), seconds > 0 else { throw UsageError("--settings-refresh needs a number of seconds") }
+            config.settingsRefreshInterval = seconds
+        }
         config.trackApplicationLifecycleEvents = false
         config.errorHandler = errors.handler
         config.logHandler = { level, message in
             if level >= .info { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }
         }
-        let loaded = HostSetup.integrations(pluginsDirectory: pluginsDir, settings: settings,
-                                            allowInsecure: opts.has("--allow-insecure-plugins"), errors: errors)
-        config.integrationFactories = loaded.factories
+        config.pluginsDirectory = pluginsDir
+        config.allowInsecurePluginPermissions = opts.has("--allow-insecure-plugins")
 
         StopSignal.install()
         let analytics = Analytics(configuration: config)
@@ -94,14 +100,24 @@ enum RunCommand {
         print(Summary.render(analytics: analytics, accepted: accepted, rejected: rejected, interrupted: interrupted))
         if !complete { FileHandle.standardError.write(Data("analytics-host: some destinations did not finish in time; queued events are kept for the next run\n".utf8)) }
         if rejected > 0 { return 1 }
-        return loaded.problems > 0 ? 3 : 0
+        return errors.pluginProblems > 0 ? 3 : 0
     }
 }
 
-/// Prints errors as they happen, one line each.
+/// Prints errors as they happen, one line each, and counts plugin problems for the exit status.
 final class ErrorPrinter: Sendable {
+    private let pluginProblemCount = Locked(0)
+    var pluginProblems: Int { pluginProblemCount.withLock { $0 } }
+
     var handler: @Sendable (AnalyticsError) -> Void {
-        { error in FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8)) }
+        { [self] error in
+            switch error {
+            case .loader: pluginProblemCount.withLock { $0 += 1 }
+            case .plugin(_, let message) where message.hasPrefix("could not be created"): pluginProblemCount.withLock { $0 += 1 }
+            default: break
+            }
+            FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
+        }
     }
     func line(_ number: Int, _ problem: String) {
         FileHandle.standardError.write(Data("analytics-host: input line \(number): \(problem)\n".utf8))

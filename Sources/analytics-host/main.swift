@@ -18,6 +18,8 @@ do {
     let status: Int32
     switch command {
     case "run": status = try RunCommand.main(arguments)
+    case "plugins": status = try PluginsCommand.main(arguments)
+    case "check-settings": status = try CheckSettingsCommand.main(arguments)
     case "-h", "--help", "help": print(usage); status = 0
     default: throw UsageError("unknown command '\(command)'\n\(usage)")
     }

@@ -28,6 +28,7 @@ import Testing
     @Test func userStateSurvivesARestartAndResetRotatesIt() throws {
         let dir = makeTempDirectory("user")
         var config = Configuration(writeKey: "k", storageDirectory: dir)
+        config.settingsLocation = .defaultsOnly
         config.trackApplicationLifecycleEvents = false
         let first = Analytics(configuration: config)
         first.identify(userId: "u-1", traits: ["plan": "pro"])
@@ -107,6 +108,7 @@ import Testing
         func launch(_ version: String, _ build: String) -> [Event] {
             let d = RecordingDestination("D")
             var config = Configuration(writeKey: "k", storageDirectory: dir)
+            config.settingsLocation = .defaultsOnly
             config.application = ApplicationInfo(name: "App", version: version, build: build)
             config.defaultSettings = settings(enabling: ["D"])
             config.plugins = [d]
@@ -140,6 +142,7 @@ import Testing
         try "{not json".write(toFile: dir + "/user.json", atomically: true, encoding: .utf8)
         let errors = ErrorLog()
         var config = Configuration(writeKey: "k", storageDirectory: dir)
+        config.settingsLocation = .defaultsOnly
         config.trackApplicationLifecycleEvents = false
         config.errorHandler = errors.handler
         let a = Analytics(configuration: config)

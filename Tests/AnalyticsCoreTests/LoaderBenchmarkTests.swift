@@ -40,7 +40,8 @@ final class SwiftNoOpDestination: BenchmarkDestination {
         let library = try PluginLoader().load(file: try FixtureBuilder.library("noop", in: dir))
         let native = try library.makeInstance(services: RecordingHost().services)
         var event = Event.make(.track, ["event": "Benchmark", "properties": ["n": 1, "s": "some text"]])
-        event.cacheEncoding()  // as the pipeline does once before fanning out
+        event.shareEncoding()  // as the pipeline does before fanning out
+        _ = event.serializedBytes  // the first destination fills it
 
         let swiftDestination: any BenchmarkDestination = SwiftNoOpDestination()
         let iterations = 2_000_000

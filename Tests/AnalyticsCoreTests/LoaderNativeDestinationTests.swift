@@ -19,6 +19,7 @@ import Testing
         let errors = ErrorLog()
         let logs = Locked<[String]>([])
         var configuration = Configuration(writeKey: "wk", storageDirectory: storage)
+        configuration.settingsLocation = .defaultsOnly
         configuration.trackApplicationLifecycleEvents = false
         configuration.defaultSettings = Settings(["integrations": .object(integrations)])
         configuration.integrationFactories = libraries.map { NativeIntegrationFactory(library: $0, retryPolicy: retryPolicy) }

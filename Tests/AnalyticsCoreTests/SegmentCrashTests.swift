@@ -28,6 +28,7 @@ import Testing
         var config = Configuration(writeKey: "crash-key", storageDirectory: storage)
         config.trackApplicationLifecycleEvents = false
         config.defaultSettings = Settings(["integrations": ["Segment.io": ["apiKey": "crash-key"]]])
+        config.settingsLocation = .defaultsOnly
         config.segment.apiHost = "\(server.baseURL)/v1"
         config.errorHandler = errors.handler
         let analytics = Analytics(configuration: config)

@@ -186,6 +186,29 @@ import Testing
         #expect(h.analytics.shutdown())
     }
 
+    @Test func callTimeSizeBoundIsNeverBelowTheEncodedSize() throws {
+        let samples: [JSONObject] = [
+            [:],
+            ["a": "plain", "n": 1.5, "b": true, "z": .null],
+            ["ctrl": .string(String(repeating: "\u{1}", count: 100)), "quote": "\"\\/", "uni": "é€😀"],
+            ["deep": ["list": [1, "two", ["three": [.null, false]]], "empty": [:]]],
+            ["big": .string(String(repeating: "x", count: 10_000)), "keys \u{2}": "v"],
+        ]
+        for payload in samples {
+            let size = JSON.object(payload).serializedBytes().count
+            #expect(SegmentEventSizeBound.mayExceed(payload, limit: size - 1), "bound below the size for \(payload)")
+        }
+        #expect(!SegmentEventSizeBound.mayExceed(["event": "Small", "properties": ["a": 1]], limit: 32_768))
+        // A string that escapes to more than the limit is caught even though it has fewer bytes.
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let h = SegmentHarness(apiHost: "\(server.baseURL)/v1")
+        h.analytics.track("Escaped", properties: ["ctrl": .string(String(repeating: "\u{1}", count: 6_000))])
+        #expect(h.errors.messages.count == 1 && h.errors.messages[0].contains("Segment.io: track \"Escaped\""))
+        #expect(h.analytics.flush() && h.stats.failed == 1 && server.requestCount == 0)
+        #expect(h.analytics.shutdown())
+    }
+
     @Test func secondClientOnTheSameStorageGetsTheLockErrorAndRefusesEvents() throws {
         let server = try LoopbackHTTPServer()
         defer { server.stop() }

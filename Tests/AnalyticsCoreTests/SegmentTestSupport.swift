@@ -28,6 +28,7 @@ struct SegmentHarness {
         var config = Configuration(writeKey: "not-" + Self.writeKey, storageDirectory: directory)
         config.trackApplicationLifecycleEvents = false
         config.defaultSettings = Settings(["integrations": .object(integrations)])
+        config.settingsLocation = .defaultsOnly
         config.errorHandler = errors.handler
         config.flushAt = flushAt
         config.flushInterval = 3600

@@ -90,6 +90,7 @@ func makeClient(_ keys: [String] = [], configure: (inout Configuration) -> Void 
     var config = Configuration(writeKey: "test-key", storageDirectory: makeTempDirectory())
     config.trackApplicationLifecycleEvents = false
     config.defaultSettings = settings(enabling: keys)
+    config.settingsLocation = .defaultsOnly
     config.errorHandler = errors.handler
     configure(&config)
     return (Analytics(configuration: config), errors)

@@ -22,6 +22,7 @@ guard args.count == 6, let first = Int(args[3]), let count = Int(args[4]), let f
 var config = Configuration(writeKey: "crash-key", storageDirectory: args[1])
 config.trackApplicationLifecycleEvents = false
 config.defaultSettings = Settings(["integrations": ["Segment.io": ["apiKey": "crash-key"]]])
+config.settingsLocation = .defaultsOnly
 config.segment.apiHost = args[2]
 config.segment.requestTimeout = 60
 config.flushAt = flushAt

@@ -5,7 +5,9 @@ public final class ContextPlugin: Plugin {
     let staticContext: JSONObject
 
     init(application: ApplicationInfo?) {
-        staticContext = SystemContext.make(application: application)
+        let encoded = PreEncodedObject(SystemContext.make(application: application))
+        staticContext = encoded.object
+        PreEncodedObject.register(encoded)
     }
 
     public func execute(_ event: Event) -> Event? {

@@ -108,8 +108,9 @@ public final class SegmentDestination: EncodedEventConsumer {
         let bytes = event.serializedBytes
         if bytes.count > BatchLimits.maxEventBytes {
             counters.failed(1)
-            // Unchanged since fan-out: the size check already reported it on the caller's thread.
-            if event.encodedCache == nil {
+            // Unchanged since fan-out (still sharing the client's encoding): the size check
+            // already reported it on the caller's thread.
+            if event.encoding == nil {
                 report(.invalidEvent(SegmentDestinationSizeCheck.describe(event, size: bytes.count, limit: BatchLimits.maxEventBytes)))
             }
             return nil

@@ -1,7 +1,9 @@
 /// Reports an event too large for the Segment API (32 KB serialized) on the caller's thread, while
 /// the caller still knows which call it was, instead of later from the upload thread. The
-/// Segment.io destination adds it to the client's `after` stage: there it sees the event exactly
-/// as it fanned out, with the encoding the client already made, so the check costs one comparison.
+/// Segment.io destination adds it to the client's `after` stage, where it sees the event exactly as
+/// it fanned out. The client encodes events off the caller's thread, so this check does not encode:
+/// it walks the payload for an upper bound of its JSON size (``SegmentEventSizeBound``) and only
+/// encodes — once, shared with the destinations — the rare event whose bound passes the limit.
 /// It only reports; the destination refuses the event (other destinations still receive it).
 final class SegmentDestinationSizeCheck: Plugin {
     let type = PluginType.after
@@ -14,9 +16,10 @@ final class SegmentDestinationSizeCheck: Plugin {
     }
 
     func execute(_ event: Event) -> Event? {
-        guard let bytes = event.encodedCache, bytes.count > limit,
+        guard SegmentEventSizeBound.mayExceed(event.payload, limit: limit),
               IntegrationsOption.isEnabled(RoutingRules.segmentDestinationKey, in: event.integrations) else { return event }
-        report(.invalidEvent(SegmentDestinationSizeCheck.describe(event, size: bytes.count, limit: limit)))
+        let size = event.serializedBytes.count
+        if size > limit { report(.invalidEvent(SegmentDestinationSizeCheck.describe(event, size: size, limit: limit))) }
         return event
     }
 

@@ -8,14 +8,13 @@ public struct Event: Sendable {
         didSet { if type != oldValue { payload["type"] = .string(type.rawValue) } }
     }
 
-    /// The full message. Changing it drops the cached serialization.
+    /// The full message. Changing it detaches this copy from the shared encoding.
     public var payload: JSONObject {
-        didSet { encodedCache = nil }
+        didSet { encoding = nil }
     }
 
-    /// Serialized payload, filled once before an event fans out to several loaded integrations so
-    /// that unchanged copies share one encoding.
-    var encodedCache: [UInt8]?
+    /// The JSON text shared by every unchanged copy of this event (see ``SharedEncoding``).
+    var encoding: SharedEncoding?
 
     /// Wraps a message. The type comes from `payload["type"]`, which must be one of the calls.
     public init(payload: JSONObject) throws(EventError) {
@@ -26,14 +25,19 @@ public struct Event: Sendable {
     }
 
     init(type: EventType, payload: JSONObject) {
+        self.encoding = nil
         self.type = type
         self.payload = payload
     }
 
-    /// The payload as JSON text (cached when the pipeline has already encoded it).
-    public var serializedBytes: [UInt8] { encodedCache ?? payload.serializedBytes() }
+    /// The payload as JSON text; computed once for all unchanged copies that share an encoding.
+    public var serializedBytes: [UInt8] {
+        guard let encoding else { return payload.serializedBytes() }
+        return encoding.bytes { payload.serializedBytes() }
+    }
 
-    mutating func cacheEncoding() { if encodedCache == nil { encodedCache = payload.serializedBytes() } }
+    /// Lets every copy made from now on share one encoding, computed by whichever needs it first.
+    mutating func shareEncoding() { if encoding == nil { encoding = SharedEncoding() } }
 
     // MARK: Common fields
 

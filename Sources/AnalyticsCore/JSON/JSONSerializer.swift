@@ -1,21 +1,23 @@
-/// Compact JSON output, appended to a byte buffer so that hot paths (upload batches, the C ABI)
-/// can reuse one allocation for many values.
+/// Compact JSON output. Every event crossing the C ABI or going to the upload queue is written
+/// once, so the writer works on a raw growable buffer: one capacity check per string or number
+/// instead of one per byte.
 extension JSON {
     public func serialized() -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(128)
-        JSONWriter.write(self, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        String(decoding: serializedBytes(), as: UTF8.self)
     }
 
     public func serializedBytes() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256)
-        JSONWriter.write(self, to: &out)
-        return out
+        var writer = JSONWriter(capacity: 512)
+        writer.write(self)
+        return writer.finish()
     }
 
-    public func write(to out: inout [UInt8]) { JSONWriter.write(self, to: &out) }
+    /// Appends this value's JSON text to `out`.
+    public func write(to out: inout [UInt8]) {
+        var writer = JSONWriter(capacity: 512)
+        writer.write(self)
+        writer.append(to: &out)
+    }
 }
 
 extension JSONObject {
@@ -23,89 +25,189 @@ extension JSONObject {
     public func serializedBytes() -> [UInt8] { JSON.object(self).serializedBytes() }
 }
 
-enum JSONWriter {
-    static func write(_ value: JSON, to out: inout [UInt8]) {
-        switch value {
-        case .null: out.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
-        case .bool(let b):
-            if b { out.append(contentsOf: [0x74, 0x72, 0x75, 0x65]) } else { out.append(contentsOf: [0x66, 0x61, 0x6C, 0x73, 0x65]) }
-        case .number(let n): writeNumber(n, to: &out)
-        case .string(let s): writeString(s, to: &out)
-        case .array(let a):
-            out.append(UInt8(ascii: "["))
-            var first = true
-            for item in a {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                write(item, to: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        case .object(let o):
-            writeObject(o, to: &out)
+struct JSONWriter: ~Copyable {
+    private var buffer: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var count = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        buffer = .allocate(capacity: capacity)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// The text written, as a new array.
+    consuming func finish() -> [UInt8] {
+        let n = count
+        let source = buffer
+        return [UInt8](unsafeUninitializedCapacity: n) { dest, initialized in
+            dest.baseAddress!.initialize(from: source, count: n)
+            initialized = n
         }
     }
 
-    static func writeObject(_ o: JSONObject, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "{"))
-        var first = true
-        for m in o.storage {
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
-            writeString(m.key, to: &out)
-            out.append(UInt8(ascii: ":"))
-            write(m.value, to: &out)
+    func append(to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: buffer, count: count))
+    }
+
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(count + extra) }
+    }
+
+    private mutating func grow(_ needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        bigger.initialize(from: buffer, count: count)
+        buffer.deallocate()
+        buffer = bigger
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    private mutating func byte(_ b: UInt8) {
+        reserve(1)
+        buffer[count] = b
+        count += 1
+    }
+
+    private mutating func literal(_ s: StaticString) {
+        let n = s.utf8CodeUnitCount
+        reserve(n)
+        (buffer + count).initialize(from: s.utf8Start, count: n)
+        count += n
+    }
+
+    mutating func write(_ value: JSON) {
+        switch value {
+        case .null: literal("null")
+        case .bool(let b): if b { literal("true") } else { literal("false") }
+        case .number(let n): number(n)
+        case .string(let s): string(s)
+        case .array(let a):
+            byte(UInt8(ascii: "["))
+            a.withUnsafeBufferPointer { items in
+                for i in items.indices {
+                    if i > 0 { byte(UInt8(ascii: ",")) }
+                    write(items[i])
+                }
+            }
+            byte(UInt8(ascii: "]"))
+        case .object(let o):
+            object(o)
         }
-        out.append(UInt8(ascii: "}"))
+    }
+
+    private mutating func object(_ o: JSONObject) {
+        if let fragment = PreEncodedObject.current, fragment.matches(o) {
+            fragment.bytes.withUnsafeBufferPointer { b in
+                reserve(b.count)
+                (buffer + count).initialize(from: b.baseAddress!, count: b.count)
+                count += b.count
+            }
+            return
+        }
+        byte(UInt8(ascii: "{"))
+        o.storage.withUnsafeBufferPointer { members in
+            for i in members.indices {
+                if i > 0 { byte(UInt8(ascii: ",")) }
+                string(members[i].key)
+                byte(UInt8(ascii: ":"))
+                write(members[i].value)
+            }
+        }
+        byte(UInt8(ascii: "}"))
     }
 
     /// Integers print without a fraction ("42", not "42.0"); other values use Swift's shortest
     /// round-tripping form. NaN and infinities have no JSON spelling and print as null (calls with
     /// them are rejected before they get here).
-    static func writeNumber(_ n: Double, to out: inout [UInt8]) {
-        guard n.isFinite else { out.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]); return }
+    private mutating func number(_ n: Double) {
+        guard n.isFinite else { literal("null"); return }
         if n.rounded() == n && abs(n) < 1e15 {
             var v = Int64(n)
-            if v == 0 { out.append(UInt8(ascii: "0")); return }
-            if v < 0 { out.append(UInt8(ascii: "-")); v = -v }
-            var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            var count = 0
-            withUnsafeMutableBytes(of: &digits) { d in
-                while v > 0 { d[count] = UInt8(v % 10) + 48; v /= 10; count += 1 }
-                var i = count - 1
-                while i >= 0 { out.append(d[i]); i -= 1 }
-            }
+            reserve(17)
+            if v == 0 { buffer[count] = UInt8(ascii: "0"); count += 1; return }
+            if v < 0 { buffer[count] = UInt8(ascii: "-"); count += 1; v = -v }
+            var digits = 0
+            var t = v
+            while t > 0 { digits += 1; t /= 10 }
+            var i = count + digits - 1
+            while v > 0 { buffer[i] = UInt8(truncatingIfNeeded: v % 10) + 48; v /= 10; i -= 1 }
+            count += digits
             return
         }
-        out.append(contentsOf: n.description.utf8)
+        var text = n.description
+        text.withUTF8 { u in
+            reserve(u.count)
+            (buffer + count).initialize(from: u.baseAddress!, count: u.count)
+            count += u.count
+        }
     }
 
-    static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    private static let hex: StaticString = "0123456789abcdef"
 
-    static func writeString(_ s: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
+    /// Whether any of the 8 bytes in `w` is a control byte, `"` or `\` (SWAR: a borrow can only
+    /// flag a word that really holds one, so a false answer is exact).
+    @inline(__always)
+    private static func needsEscape(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (w &- ones &* 0x20) & ~w & highs
+        let q = w ^ (ones &* 0x22)
+        let quote = (q &- ones) & ~q & highs
+        let b = w ^ (ones &* 0x5C)
+        let backslash = (b &- ones) & ~b & highs
+        return (control | quote | backslash) != 0
+    }
+
+    private mutating func string(_ s: String) {
         var s = s
-        s.withUTF8 { buf in
-            var runStart = 0
-            for i in 0..<buf.count {
-                let c = buf[i]
-                if c >= 0x20 && c != 0x22 && c != 0x5C { continue }
-                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[runStart..<i])) }
-                runStart = i + 1
-                switch c {
-                case 0x22: out.append(0x5C); out.append(0x22)
-                case 0x5C: out.append(0x5C); out.append(0x5C)
-                case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
-                case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
-                case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
-                case 0x08: out.append(0x5C); out.append(UInt8(ascii: "b"))
-                case 0x0C: out.append(0x5C); out.append(UInt8(ascii: "f"))
-                default:
-                    out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
-                }
+        s.withUTF8 { u in
+            let n = u.count
+            // Worst case every byte becomes \u00XX.
+            reserve(n * 6 + 2)
+            let out = buffer
+            var o = count
+            out[o] = UInt8(ascii: "\""); o += 1
+            guard let src = u.baseAddress else {
+                out[o] = UInt8(ascii: "\""); count = o + 1
+                return
             }
-            if runStart < buf.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[runStart..<buf.count])) }
+            var i = 0
+            while i < n {
+                // Find the end of the run that needs no escaping, 8 bytes at a time.
+                var j = i
+                while j + 8 <= n, !JSONWriter.needsEscape(UnsafeRawPointer(src + j).loadUnaligned(as: UInt64.self)) { j += 8 }
+                while j < n {
+                    let c = src[j]
+                    if c < 0x20 || c == 0x22 || c == 0x5C { break }
+                    j += 1
+                }
+                (out + o).update(from: src + i, count: j - i)
+                o += j - i
+                if j == n { break }
+                let c = src[j]
+                out[o] = 0x5C
+                switch c {
+                case 0x22: out[o + 1] = 0x22; o += 2
+                case 0x5C: out[o + 1] = 0x5C; o += 2
+                case 0x0A: out[o + 1] = UInt8(ascii: "n"); o += 2
+                case 0x0D: out[o + 1] = UInt8(ascii: "r"); o += 2
+                case 0x09: out[o + 1] = UInt8(ascii: "t"); o += 2
+                case 0x08: out[o + 1] = UInt8(ascii: "b"); o += 2
+                case 0x0C: out[o + 1] = UInt8(ascii: "f"); o += 2
+                default:
+                    out[o + 1] = UInt8(ascii: "u"); out[o + 2] = 0x30; out[o + 3] = 0x30
+                    out[o + 4] = JSONWriter.hex.utf8Start[Int(c >> 4)]
+                    out[o + 5] = JSONWriter.hex.utf8Start[Int(c & 0xF)]
+                    o += 6
+                }
+                i = j + 1
+            }
+            out[o] = UInt8(ascii: "\""); o += 1
+            count = o
         }
-        out.append(UInt8(ascii: "\""))
     }
 }

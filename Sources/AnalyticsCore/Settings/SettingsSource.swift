@@ -111,6 +111,25 @@ public final class SettingsSource: Sendable {
         return SettingsLoadResult(settings: builtIn(), origin: .builtIn, problems: problems)
     }
 
+    /// Settings available without the network: the local file if one is configured, else the
+    /// cached copy → defaults → built-in. What a client starts with before its first fetch.
+    public func loadWithoutNetwork() -> SettingsLoadResult {
+        if configuration.localFile != nil { return load() }
+        var problems: [SettingsProblem] = []
+        if let cache = cachePath, FileManager.default.fileExists(atPath: cache) {
+            switch readDocument(atPath: cache, source: "cache \(cache)") {
+            case .success(let s): return SettingsLoadResult(settings: s, origin: .cache(cache), problems: problems)
+            case .failure(let e): problems += e.problems
+            }
+        }
+        if let defaults = configuration.defaultSettings {
+            let found = SettingsValidator.problems(in: .object(defaults), source: "defaults")
+            if found.isEmpty { return SettingsLoadResult(settings: defaults, origin: .defaults, problems: problems) }
+            problems += found
+        }
+        return SettingsLoadResult(settings: builtIn(), origin: .builtIn, problems: problems)
+    }
+
     /// The last-resort settings: upload to Segment only.
     public func builtIn() -> JSONObject {
         ["integrations": ["Segment.io": ["apiKey": .string(configuration.writeKey), "apiHost": .string(configuration.defaultAPIHost)]]]

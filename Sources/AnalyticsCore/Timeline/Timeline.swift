@@ -138,7 +138,7 @@ public final class Timeline: @unchecked Sendable {
         guard var event = Timeline.apply(s.before, to: incoming),
               var enriched = Timeline.apply(s.enrichment, to: event) else { return nil }
         if !s.destinations.isEmpty {
-            if s.encodeBeforeFanOut { enriched.cacheEncoding() }
+            if s.encodeBeforeFanOut { enriched.shareEncoding() }
             let options = enriched.integrations
             let planned = enriched.type == .track ? s.plan : nil
             let name = planned == nil ? "" : (enriched.event ?? "")

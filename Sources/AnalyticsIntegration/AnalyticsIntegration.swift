@@ -1,1 +1,0 @@
-// The Swift side of the C ABI for integrations written in Swift (ABI issue).

@@ -1,0 +1,67 @@
+import CAnalyticsABI
+
+/// The library's one `ah_integration` and its `ah_hooks`, allocated on the first entry call and
+/// never freed: the host keeps pointers into them for the life of the process.
+///
+/// The C hooks cannot capture the integration's type, so it is recorded here once; `create`
+/// reads it back. Each plugin library links its own copy of this module, so each has its own
+/// record.
+enum ExportedTables {
+    private struct State {
+        var type: (any Integration.Type)?
+        var integration: UnsafePointer<ah_integration>?
+    }
+
+    private static let state = Locked(State())
+
+    static func tables<T: Integration>(for type: T.Type) -> Result<UnsafePointer<ah_integration>, IntegrationError> {
+        state.withLock { state -> Result<UnsafePointer<ah_integration>, IntegrationError> in
+            if let existing = state.integration, let registered = state.type {
+                guard ObjectIdentifier(registered) == ObjectIdentifier(T.self) else {
+                    return .failure(.permanent("this library already exports integration \"\(registered.key)\"; one integration per library"))
+                }
+                return .success(existing)
+            }
+            if let problem = textProblem(T.key, "key") ?? textProblem(T.version, "version") {
+                return .failure(.permanent("\(String(describing: T.self)): \(problem)"))
+            }
+            let hooks = UnsafeMutablePointer<ah_hooks>.allocate(capacity: 1)
+            hooks.initialize(to: ah_hooks(
+                size: UInt32(MemoryLayout<ah_hooks>.size),
+                identify: hookIdentify, track: hookTrack, screen: hookScreen, group: hookGroup, alias: hookAlias,
+                reset: hookReset, flush: hookFlush, update: hookUpdate, destroy: hookDestroy,
+                lifecycle: hookLifecycle))
+            let integration = UnsafeMutablePointer<ah_integration>.allocate(capacity: 1)
+            integration.initialize(to: ah_integration(
+                size: UInt32(MemoryLayout<ah_integration>.size),
+                abi_version: ABIVersion.host.raw,
+                key: permanentCString(T.key),
+                version: permanentCString(T.version),
+                language: permanentCString(AH_LANGUAGE_SWIFT),
+                toolchain: permanentCString(SwiftToolchain.current),
+                create: hookCreate,
+                hooks: hooks))
+            state.type = T.self
+            state.integration = UnsafePointer(integration)
+            return .success(UnsafePointer(integration))
+        }
+    }
+
+    /// The exported type, for `create`.
+    static var registeredType: (any Integration.Type)? { state.withLock { $0.type } }
+
+    private static func textProblem(_ text: String, _ what: String) -> String? {
+        if text.isEmpty { return "\(what) is empty" }
+        if text.utf8.contains(0) { return "\(what) \"\(text)\" contains a NUL character" }
+        return nil
+    }
+
+    /// A NUL-terminated copy that is never freed (the host may read it until the process exits).
+    private static func permanentCString(_ text: String) -> UnsafePointer<CChar> {
+        let utf8 = Array(text.utf8)
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count + 1)
+        utf8.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: utf8.count) }
+        buffer[utf8.count] = 0
+        return UnsafePointer(buffer)
+    }
+}

@@ -1,0 +1,84 @@
+import CAnalyticsABI
+
+/// What the host offers an integration instance: its logger, a way to send new events into the
+/// pipeline, and the current user's ids. A thin Swift face on the ABI's `ah_host` table.
+///
+/// Valid for the life of the instance it was given to (until its `deinit`); every method may be
+/// called from any thread, including from threads the integration started.
+public struct IntegrationHost: @unchecked Sendable {
+    // @unchecked: the table is immutable, host-owned, and the host guarantees it stays valid and
+    // thread-safe until the instance ends.
+    private let table: UnsafePointer<ah_host>
+
+    init(_ table: UnsafePointer<ah_host>) { self.table = table }
+
+    /// The ABI version the host speaks.
+    public var abiVersion: ABIVersion { ABIVersion(raw: table.pointee.abi_version) }
+
+    /// Severity of a log line.
+    public enum LogLevel: Int32, Sendable {
+        case debug = 0, info = 1, warn = 2, error = 3
+    }
+
+    /// Writes one line through the host's logger.
+    public func log(_ level: LogLevel, _ message: String) {
+        var text = message
+        text.withUTF8 { utf8 in
+            utf8.withMemoryRebound(to: CChar.self) { chars in
+                table.pointee.log(table.pointee.ctx, level.rawValue, chars.baseAddress, chars.count)
+            }
+        }
+    }
+
+    public func debug(_ message: String) { log(.debug, message) }
+    public func info(_ message: String) { log(.info, message) }
+    public func warn(_ message: String) { log(.warn, message) }
+    public func error(_ message: String) { log(.error, message) }
+
+    /// Hands a new event (a complete message object with a `type`) to the host, which runs it
+    /// through its whole pipeline later, on its own threads, so this never re-enters the caller.
+    /// Throws `.retryable` when the host is saturated or stopping, `.permanent` when it refused
+    /// the event as invalid.
+    public func send(_ event: JSONObject) throws(IntegrationError) {
+        try send(json: event.serializedBytes())
+    }
+
+    /// Same as ``send(_:)`` for an event already encoded as JSON text.
+    public func send(json bytes: [UInt8]) throws(IntegrationError) {
+        let status = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                table.pointee.send_event(table.pointee.ctx, chars.baseAddress, chars.count)
+            }
+        }
+        switch status {
+        case ah_status(AH_OK): return
+        case ah_status(AH_ERR_RETRYABLE): throw .retryable("the host cannot take the event now (saturated or stopping)")
+        default: throw .permanent("the host refused the event as invalid")
+        }
+    }
+
+    /// The current userId, if one is set.
+    public var userId: String? { readID(table.pointee.user_id) }
+
+    /// The current anonymousId (nil only while the host is stopping).
+    public var anonymousId: String? { readID(table.pointee.anonymous_id) }
+
+    private typealias IDFunction = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, Int) -> Int64
+
+    /// Reads an id through the snprintf-style contract: a stack-sized first try, one exact retry
+    /// when the id was longer.
+    private func readID(_ function: IDFunction) -> String? {
+        var capacity = 128
+        while true {
+            let result: (Int64, String) = withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buffer in
+                let length = function(table.pointee.ctx, buffer.baseAddress, capacity)
+                guard length >= 0, length < Int64(capacity) else { return (length, "") }
+                let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: Int(length))
+                return (length, String(decoding: bytes, as: UTF8.self))
+            }
+            if result.0 < 0 { return nil }
+            if result.0 < Int64(capacity) { return result.1 }
+            capacity = Int(result.0) + 1
+        }
+    }
+}

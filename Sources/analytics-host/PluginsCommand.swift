@@ -1,0 +1,63 @@
+import AnalyticsCore
+import Foundation
+
+/// `analytics-host plugins`: what each library in a directory is, or why it was refused —
+/// the first thing a plugin author runs (like gst-inspect).
+enum PluginsCommand {
+    static let help = """
+        usage: analytics-host plugins --plugins DIR [--json] [--allow-insecure-plugins]
+
+        Loads every *.so in DIR the way `run` does (nothing is created or called beyond the entry
+        function) and prints, per library: file, key, version, ABI version, language/toolchain and
+        the hooks it implements; for a refused library, the reason.
+
+        Exit status: 0 all libraries load; 1 some were refused; 2 usage error or DIR unusable.
+        """
+
+    static func main(_ arguments: [String]) throws -> Int32 {
+        let opts = try Options(arguments, valued: ["--plugins"], flags: ["--json", "--allow-insecure-plugins"])
+        if opts.has("--help") { print(help); return 0 }
+        let dir = try opts.required("--plugins")
+        let loader = PluginLoader(configuration: .init(allowGroupOrOtherWritable: opts.has("--allow-insecure-plugins")))
+        let scan = loader.scan(directory: dir)
+        let directoryUnusable = scan.problems.contains {
+            switch $0.reason {
+            case .directoryMissing, .directoryUnreadable: return true
+            case .insecurePermissions: return $0.file == dir
+            default: return false
+            }
+        }
+
+        if opts.has("--json") {
+            var entries: [JSON] = scan.libraries.map { lib in
+                let i = lib.info
+                var o: JSONObject = ["file": .string(i.file), "status": "loaded", "key": .string(i.key),
+                                     "version": .string(i.version), "abiVersion": .string(i.abiVersion.description),
+                                     "language": .string(i.language)]
+                o["toolchain"] = i.toolchain.map(JSON.string) ?? .null
+                o["hooks"] = .array(i.hooks.names.map(JSON.string))
+                return .object(o)
+            }
+            entries += scan.problems.map { p in ["file": .string(p.file), "status": "refused", "reason": .string(p.reasonText)] }
+            print(JSON.object(["directory": .string(dir), "libraries": .array(entries)]).serialized())
+        } else {
+            print("plugins in \(dir): \(scan.libraries.count) loaded, \(scan.problems.count) refused")
+            for lib in scan.libraries {
+                let i = lib.info
+                print("""
+
+                    \(i.key)  \(i.version)
+                      file       \(i.file)
+                      ABI        \(i.abiVersion)
+                      language   \(i.language)\(i.toolchain.map { " (\($0))" } ?? "")
+                      hooks      \(i.hooks.names.joined(separator: " "))
+                    """)
+            }
+            for p in scan.problems {
+                print("\nREFUSED  \(p.file)\n  reason   \(p.reasonText)")
+            }
+        }
+        if directoryUnusable { return 2 }
+        return scan.problems.isEmpty ? 0 : 1
+    }
+}
