@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "AnalyticsCore", dependencies: ["CAnalyticsABI", "CZlib"]),
         .target(name: "AnalyticsIntegration", dependencies: ["AnalyticsCore", "CAnalyticsABI"]),
         .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore"]),
-        .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore"]),
+        .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
         // Swift integrations: unique module names (the Swift runtime looks types up by module).
         // Each exports only the ABI entry function (Plugins/swift-plugin.exports).
         .target(name: "WebhooksIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Webhooks",
@@ -41,6 +41,8 @@ let package = Package(
         .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
         // Test-only helper: a process the durable-queue crash test SIGKILLs mid-stream.
         .executableTarget(name: "queue-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/QueueCrashChild"),
+        // Test-only helper: a client streaming to the Segment.io destination, SIGKILLed by its tests.
+        .executableTarget(name: "segment-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/SegmentCrashChild"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -23,6 +23,7 @@ public final class Analytics: Sendable {
     let log: @Sendable (LogLevel, String) -> Void
 
     public init(configuration: Configuration) {
+        let configuration = SegmentDestinationFactory.registering(in: configuration)
         self.configuration = configuration
         let report: @Sendable (AnalyticsError) -> Void = configuration.errorHandler ?? { error in
             FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))

@@ -42,6 +42,13 @@ public struct Configuration: Sendable {
     public var destinationQueueCapacity = 10_000
     /// Longest wait of `flush()` and `shutdown()` for destinations to drain, in seconds.
     public var flushTimeout: Double = 10
+    /// Add the built-in Segment.io destination (uploads to the tracking API) when the settings
+    /// name it. Off: only the destinations given here and loaded from libraries exist.
+    public var autoAddSegmentDestination = true
+    /// Disk cap of the Segment.io upload queue; past it the oldest events are dropped and reported.
+    public var maxQueueBytes = 64 << 20
+    /// Segment.io destination knobs that settings do not carry (host override, flush wait…).
+    public var segment = SegmentDestinationOptions()
 
     public init(writeKey: String, storageDirectory: String? = nil) {
         self.writeKey = writeKey

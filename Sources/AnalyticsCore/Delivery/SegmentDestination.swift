@@ -1,0 +1,178 @@
+import Foundation
+import Synchronization
+
+/// The built-in Segment.io destination: every event it receives is written to the durable queue
+/// in `<storageDirectory>/queue` (an event counts as accepted only once it is on disk) and uploaded
+/// in batches to the tracking API by its own upload thread (``SegmentDestinationUploadLoop``).
+///
+/// Settings: `integrations["Segment.io"]` gives `apiKey`, `apiHost` and `httpConfig` (retry policy);
+/// `configuration.segment` overrides the host for tests, `configuration.maxQueueBytes` caps the disk.
+/// Uploads start at `flushAt` pending events, every `flushInterval` seconds, and on `flush()`,
+/// which waits a bounded time (``SegmentDestinationOptions/flushWait``) and never hangs on a dead
+/// network. Failures all reach the client's error handler and count in the destination's stats.
+///
+/// Created by ``SegmentDestinationFactory``, which the client registers unless
+/// `configuration.autoAddSegmentDestination` is false.
+public final class SegmentDestination: EncodedEventConsumer {
+    public let key = RoutingRules.segmentDestinationKey
+    public let timeline = Timeline()
+
+    /// The queue's directory.
+    public let queueDirectory: String
+    /// Why the queue could not be opened (another process holds it, bad cap…): events are refused.
+    public let storageError: QueueError?
+
+    private let queue: DurableQueue?
+    private let loop: SegmentDestinationUploadLoop?
+    private let counters = SegmentDestinationCounters()
+    private let endpoint: Locked<SegmentDestinationEndpoint>
+    private let configuration: Configuration
+    private let report: @Sendable (AnalyticsError) -> Void
+    private let log: @Sendable (LogLevel, String) -> Void
+    private let sizeCheck: SegmentDestinationSizeCheck
+    private let client = Locked(WeakAnalytics())
+    /// Events refused because the queue is not open, and how many of them were already reported.
+    private let refused = Atomic<Int>(0)
+    private let refusedReported = Atomic<Int>(0)
+
+    /// Opens the queue and starts the upload thread. Never throws: a queue that cannot be opened
+    /// is reported here and makes the destination refuse events with that error.
+    public init(settings: JSONObject, analytics: Analytics) {
+        configuration = analytics.configuration
+        report = analytics.report
+        log = analytics.log
+        sizeCheck = SegmentDestinationSizeCheck(report: analytics.report)
+        let endpoint = SegmentDestinationEndpoint(settings: settings, configuration: configuration)
+        self.endpoint = Locked(endpoint)
+        for warning in endpoint.warnings { analytics.log(.warning, "Segment.io settings: \(warning)") }
+
+        queueDirectory = (configuration.storageDirectory as NSString).appendingPathComponent("queue")
+        let counters = self.counters
+        let report = analytics.report
+        let queueConfiguration = DurableQueue.Configuration(maxDiskBytes: configuration.maxQueueBytes,
+                                                            maxRecordBytes: BatchLimits.maxEventBytes,
+                                                            fsync: configuration.segment.fsync)
+        do {
+            let queue = try DurableQueue(directory: queueDirectory, configuration: queueConfiguration) { error in
+                if case .droppedOverCap(let events, _, _) = error {
+                    counters.removed(events)
+                    counters.failed(events)
+                }
+                report(.storage("Segment.io upload queue \(error)"))
+            }
+            // The queue keeps no count: the first batch tells whether (and at least how much) a
+            // previous run left to upload.
+            let backlog = (try? queue.peekBatch(maxEvents: BatchLimits.maxBatchEvents, maxBytes: BatchLimits.maxBatchBytes).count) ?? 0
+            counters.setBacklog(backlog)
+            self.queue = queue
+            self.storageError = nil
+            self.loop = SegmentDestinationUploadLoop(queue: queue, upload: endpoint.upload,
+                                                     flushInterval: configuration.flushInterval,
+                                                     counters: counters, report: report)
+            if backlog > 0 { loop?.kick() }
+        } catch {
+            self.queue = nil
+            self.storageError = error
+            self.loop = nil
+            report(.storage("Segment.io: cannot open the upload queue \(queueDirectory): \(error); events for Segment.io are refused (counted as failed) until the client is restarted"))
+        }
+    }
+
+    // MARK: Observation
+
+    /// Events the server has accepted since this destination started.
+    public var uploadedEvents: Int { counters.uploaded }
+    /// Batches the server has accepted since this destination started.
+    public var uploadedBatches: Int { counters.uploadedBatches }
+    /// Events waiting on disk (see ``DestinationStats/queued``).
+    public var pendingEvents: Int { counters.pending }
+    /// The upload settings in force (after the latest settings update).
+    public var uploadConfiguration: UploadConfiguration { endpoint.withLock { $0.upload } }
+
+    // MARK: Plugin
+
+    public func configure(analytics: Analytics) {
+        client.withLock { $0 = WeakAnalytics(analytics) }
+        let mine = analytics.timeline.find(key: key) === self
+        counters.attach(mine ? analytics.timeline.stats(forKey: key) : nil)
+        analytics.add(plugin: sizeCheck)
+    }
+
+    /// Stores the event on disk (its encoding, made once by the client) and kicks the uploader at
+    /// `flushAt` pending events. Too large an event is refused with an error, never queued.
+    public func execute(_ event: Event) -> Event? {
+        guard let queue else {
+            refuse()
+            return nil
+        }
+        let bytes = event.serializedBytes
+        if bytes.count > BatchLimits.maxEventBytes {
+            counters.failed(1)
+            // Unchanged since fan-out (still sharing the client's encoding): the size check
+            // already reported it on the caller's thread.
+            if event.encoding == nil {
+                report(.invalidEvent(SegmentDestinationSizeCheck.describe(event, size: bytes.count, limit: BatchLimits.maxEventBytes)))
+            }
+            return nil
+        }
+        do {
+            try queue.append(bytes)
+        } catch {
+            counters.failed(1)
+            report(.storage("Segment.io: event \(event.messageId ?? "?") not queued: \(error)"))
+            return nil
+        }
+        if counters.appended() >= configuration.flushAt { loop?.kick() }
+        return event
+    }
+
+    public func update(settings: Settings, type: UpdateType) {
+        guard let mine = settings.integrationSettings(forKey: key) else { return }
+        let new = SegmentDestinationEndpoint(settings: mine, configuration: configuration)
+        let changed = endpoint.withLock { current -> Bool in
+            defer { current = new }
+            return current != new
+        }
+        guard changed else { return }
+        for warning in new.warnings { log(.warning, "Segment.io settings: \(warning)") }
+        loop?.uploader.update(configuration: new.upload)
+    }
+
+    /// Everything received so far is already on disk; uploads it, waiting at most
+    /// `configuration.segment.flushWait` seconds (less when the network fails).
+    public func flush() {
+        guard let loop else {
+            reportRefused()
+            return
+        }
+        loop.flushAndWait(timeout: min(configuration.segment.flushWait, configuration.flushTimeout / 2))
+    }
+
+    /// Stops the upload thread (cutting a backoff short) and closes the queue, releasing its lock
+    /// for the next client. Whatever was not uploaded stays on disk for the next run.
+    public func shutdown() {
+        loop?.stop(timeout: 2)
+        if let queue {
+            do { try queue.close() } catch {
+                if case .closed = error {} else { report(.storage("Segment.io: closing the upload queue: \(error)")) }
+            }
+        }
+        reportRefused()
+        if let analytics = client.withLock({ $0.value }) { analytics.remove(plugin: sizeCheck) }
+    }
+
+    // MARK: Refusing events
+
+    private func refuse() {
+        counters.failed(1)
+        if refused.wrappingAdd(1, ordering: .relaxed).newValue == 1 { reportRefused() }
+    }
+
+    /// One report for every run of refused events, not one per event.
+    private func reportRefused() {
+        let total = refused.load(ordering: .relaxed)
+        let before = refusedReported.exchange(total, ordering: .relaxed)
+        guard total > before, let storageError else { return }
+        report(.storage("Segment.io: refused \(total - before) event(s): the upload queue \(queueDirectory) is not open (\(storageError))"))
+    }
+}

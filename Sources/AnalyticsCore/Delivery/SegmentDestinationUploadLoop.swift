@@ -1,0 +1,229 @@
+import Foundation
+import Synchronization
+
+/// The Segment.io destination's upload thread. It is separate from the destination's worker so
+/// that appending events never waits for the network: the worker writes to the durable queue and
+/// kicks this thread; this thread reads batches from the queue, uploads them through the
+/// ``Uploader`` (gzip, Basic auth, `X-Retry-Count`, fresh `sentAt`, the retry policy) and
+/// acknowledges what the server accepted or refused for good. Retryable failures keep the batch on
+/// disk; the uploader backs off (honouring `Retry-After`) on this thread, so a failing network
+/// never blocks the worker.
+///
+/// A pass uploads until the queue is empty. Passes start when the destination kicks (`flushAt`
+/// events pending), every `flushInterval` seconds, and on `flush()`.
+final class SegmentDestinationUploadLoop: @unchecked Sendable {
+    /// How a pass ended.
+    enum PassEnd { case drained, deferred, stopped, closed }
+
+    let uploader: Uploader
+    private let queue: DurableQueue
+    private let counters: SegmentDestinationCounters
+    private let report: @Sendable (AnalyticsError) -> Void
+    private let interval: Double
+    private let control: Control
+    private let sleeper: SegmentDestinationSleeper
+    /// Set by `kick()` until the next pass starts: one wake-up however many events arrive.
+    private let kickPending = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+
+    /// The loop's shared state, guarded by its condition.
+    private final class Control: @unchecked Sendable {
+        let condition = NSCondition()
+        var kicked = false
+        /// After a pass ended deferred (backoff disabled by `httpConfig`, unreadable queue),
+        /// kicks are ignored until a flush or the interval: no tight loop against a failing server.
+        var suspended = false
+        /// Flush generations: requested by callers, taken by a starting pass, finished by a pass.
+        var requested = 0
+        var served = 0
+        var settled = 0
+        /// The uploader waits out a backoff right now.
+        var sleeping = false
+        var stopping = false
+        var finished = false
+    }
+
+    init(queue: DurableQueue, upload: UploadConfiguration, flushInterval: Double,
+         counters: SegmentDestinationCounters, report: @escaping @Sendable (AnalyticsError) -> Void) {
+        self.queue = queue
+        self.counters = counters
+        self.report = report
+        self.interval = max(0.05, flushInterval)
+        let control = Control()
+        self.control = control
+        let sleeper = SegmentDestinationSleeper { waiting in
+            control.condition.lock()
+            control.sleeping = waiting
+            control.condition.broadcast()
+            control.condition.unlock()
+        }
+        self.sleeper = sleeper
+        self.uploader = Uploader(configuration: upload, sleeper: sleeper)
+        let thread = Thread { [self] in run() }
+        thread.name = "Segment.io upload"
+        thread.start()
+    }
+
+    // MARK: Triggers
+
+    /// Asks for a pass soon (cheap when one is already due: an atomic flag, no lock).
+    func kick() {
+        if kickPending.exchange(true, ordering: .acquiringAndReleasing) { return }
+        control.condition.lock()
+        control.kicked = true
+        control.condition.signal()
+        control.condition.unlock()
+    }
+
+    /// Starts a pass over everything on disk and waits until it has uploaded all of it, until an
+    /// attempt fails (the uploader is backing off: waiting would only hold the caller), or until
+    /// `timeout` seconds passed. Returns true when the queue was drained.
+    @discardableResult
+    func flushAndWait(timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+        control.condition.lock()
+        defer { control.condition.unlock() }
+        control.requested += 1
+        let generation = control.requested
+        control.condition.broadcast()
+        while control.settled < generation && !control.sleeping && !control.finished {
+            if !control.condition.wait(until: deadline) { break }
+        }
+        return control.settled >= generation && lastPassDrained
+    }
+
+    private var lastPassDrained = false  // guarded by control.condition
+
+    /// Ends the thread: cuts a backoff wait short and waits (at most `timeout`) for an upload in
+    /// flight to finish, so that its acknowledgement is not lost. Returns false if it did not end.
+    @discardableResult
+    func stop(timeout: Double) -> Bool {
+        stopping.store(true, ordering: .releasing)
+        control.condition.lock()
+        control.stopping = true
+        control.condition.broadcast()
+        control.condition.unlock()
+        sleeper.cancel()
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        control.condition.lock()
+        defer { control.condition.unlock() }
+        while !control.finished {
+            if !control.condition.wait(until: deadline) { return control.finished }
+        }
+        return true
+    }
+
+    // MARK: The thread
+
+    private func run() {
+        var lastPass = monotonicSeconds()
+        var carried: (start: DurableQueue.Position, retry: Int)?
+        while true {
+            control.condition.lock()
+            while !control.stopping && control.requested <= control.served && !(control.kicked && !control.suspended) {
+                let left = lastPass + interval - monotonicSeconds()
+                if left <= 0 { break }
+                _ = control.condition.wait(until: Date(timeIntervalSinceNow: left))
+            }
+            if control.stopping {
+                control.condition.unlock()
+                break
+            }
+            let generation = control.requested
+            control.served = generation
+            control.kicked = false
+            control.suspended = false
+            kickPending.store(false, ordering: .releasing)
+            control.condition.unlock()
+
+            let end = pass(&carried)
+            lastPass = monotonicSeconds()
+
+            control.condition.lock()
+            control.settled = max(control.settled, generation)
+            lastPassDrained = end == .drained
+            if end == .deferred { control.suspended = true }
+            control.condition.broadcast()
+            control.condition.unlock()
+            if end == .closed || end == .stopped { break }
+        }
+        control.condition.lock()
+        control.finished = true
+        control.condition.broadcast()
+        control.condition.unlock()
+    }
+
+    /// Uploads batches until the queue is empty, a batch is deferred, or the loop stops.
+    private func pass(_ carried: inout (start: DurableQueue.Position, retry: Int)?) -> PassEnd {
+        while true {
+            if stopping.load(ordering: .acquiring) { return .stopped }
+            var builder = BatchBuilder(writeKey: uploader.configuration.writeKey)
+            // Payload budget so that the finished body (framing, commas, sentAt, writeKey) fits.
+            let budget = BatchLimits.maxBatchBytes - builder.currentSize - (BatchLimits.maxBatchEvents - 1)
+            let observed = counters.pending
+            let batch: DurableQueue.Batch
+            do {
+                batch = try queue.peekBatch(maxEvents: BatchLimits.maxBatchEvents, maxBytes: budget)
+            } catch {
+                if case .closed = error { return .closed }
+                report(.storage("Segment.io: cannot read the upload queue: \(error)"))
+                return .deferred
+            }
+            if batch.isEmpty {
+                counters.drained(observed: observed)
+                return .drained
+            }
+
+            var rejected = 0
+            var overflow = false
+            for index in batch.indices {
+                let slice = batch[index]
+                let added = slice.withUnsafeBytes { raw in Result { () throws(BatchEventError) in try builder.append(raw) } }
+                switch added {
+                case .success(true): break
+                case .success(false): overflow = true
+                case .failure(let error):
+                    rejected += 1
+                    report(.delivery("Segment.io: a stored \(error); removed from the upload queue"))
+                }
+                if overflow { break }
+            }
+            if overflow {
+                // Cannot happen with the budget above; never acknowledge what was not sent.
+                report(.delivery("Segment.io: a batch of \(batch.count) stored events does not fit in \(BatchLimits.maxBatchBytes) bytes; kept on disk"))
+                return .deferred
+            }
+            counters.failed(rejected)
+
+            var end: PassEnd?
+            if builder.isEmpty {
+                carried = nil
+            } else {
+                let retry = carried.flatMap { $0.start == batch.start ? $0.retry : nil } ?? 0
+                let upload = builder.finish()
+                let outcome = uploader.deliver(upload, retryCount: retry)
+                switch outcome.disposition {
+                case .delivered:
+                    carried = nil
+                    counters.uploaded(upload.eventCount)
+                case .dropped:
+                    carried = nil
+                    counters.failed(upload.eventCount)
+                    report(.delivery("Segment.io: dropped a batch of \(upload.eventCount) events after \(outcome.attempts) attempt(s): \(outcome.reason)"))
+                case .deferred:
+                    carried = (batch.start, outcome.nextRetryCount)
+                    end = stopping.load(ordering: .acquiring) ? .stopped : .deferred
+                }
+            }
+            if let end { return end }
+            do {
+                try queue.acknowledge(batch)
+            } catch {
+                if case .closed = error { return .closed }
+                report(.storage("Segment.io: cannot remove an uploaded batch from the queue (it may be sent again): \(error)"))
+                return .deferred
+            }
+            counters.removed(batch.count)
+        }
+    }
+}
