@@ -91,6 +91,7 @@ func makeClient(_ keys: [String] = [], configure: (inout Configuration) -> Void 
     config.trackApplicationLifecycleEvents = false
     config.defaultSettings = settings(enabling: keys)
     config.settingsLocation = .defaultsOnly
+    config.autoAddSegmentDestination = false  // tests that want it point it at a loopback server
     config.errorHandler = errors.handler
     configure(&config)
     return (Analytics(configuration: config), errors)
