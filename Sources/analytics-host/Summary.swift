@@ -22,6 +22,13 @@ enum Summary {
         out += line(header) + "\n"
         for r in rows { out += line(r) + "\n" }
         out += "dropped: by filters, destination middleware or a full queue; skipped: by the integrations option or the tracking plan"
+        if let segment = analytics.find(key: "Segment.io") as? SegmentDestination {
+            let pending = analytics.timeline.stats(forKey: "Segment.io")?.queued ?? segment.pendingEvents
+            if pending > 0 {
+                out += "\nSegment.io: \(pending) event\(pending == 1 ? "" : "s") not uploaded yet (no answer from \(segment.uploadConfiguration.apiHost)); "
+                out += "kept on disk in \(segment.queueDirectory), sent on the next run"
+            }
+        }
         return out
     }
 }

@@ -186,3 +186,12 @@ import Testing
         #expect(dests[2].names == ["Blocked", "OnlyA", "Unplanned", "identify"])
     }
 }
+
+@Suite struct SegmentOptionTests {
+    @Test func allFalseStillReachesSegmentButAnExplicitFalseDoesNot() {
+        #expect(IntegrationsOption.isEnabled("Segment.io", in: ["All": false]))
+        #expect(IntegrationsOption.isEnabled("Segment.io", in: ["All": false, "Segment.io": ["x": 1]]))
+        #expect(!IntegrationsOption.isEnabled("Segment.io", in: ["Segment.io": false]))
+        #expect(!IntegrationsOption.isEnabled("Amplitude", in: ["All": false]))
+    }
+}
