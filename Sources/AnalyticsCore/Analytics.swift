@@ -54,7 +54,8 @@ public final class Analytics: Sendable {
         }
         factories = configuration.integrationFactories + pluginScan.factories()
 
-        timeline.configureClient(self, queueCapacity: configuration.destinationQueueCapacity, report: report)
+        timeline.configureClient(self, queueCapacity: configuration.destinationQueueCapacity,
+                                 overflow: configuration.destinationOverflow, report: report)
         for problem in pluginScan.problems { report(problem.analyticsError) }
         let provided = Set(factories.map(\.key))
         for key in settings.integrations.keys where !provided.contains(key) {

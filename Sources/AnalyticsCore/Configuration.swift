@@ -40,6 +40,8 @@ public struct Configuration: Sendable {
     public var randomSource: @Sendable () -> Double = { Double.random(in: 0..<1) }
     /// Events each destination may hold before the oldest are dropped.
     public var destinationQueueCapacity = 10_000
+    /// What a full destination queue does: drop the oldest (default) or make the caller wait.
+    public var destinationOverflow: OverflowPolicy = .dropOldest
     /// Longest wait of `flush()` and `shutdown()` for destinations to drain, in seconds.
     public var flushTimeout: Double = 10
     /// Add the built-in Segment.io destination (uploads to the tracking API) when the settings

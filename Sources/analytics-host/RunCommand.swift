@@ -55,6 +55,8 @@ enum RunCommand {
             config.settingsRefreshInterval = seconds
         }
         config.trackApplicationLifecycleEvents = false
+        // Batch ingestion: a slow destination slows reading rather than losing events.
+        config.destinationOverflow = .wait(seconds: 30)
         config.errorHandler = errors.handler
         config.logHandler = { level, message in
             if level >= .info { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }

@@ -90,3 +90,30 @@ final class BlockingDestination: DestinationPlugin {
         #expect(errors.messages.first?.contains("destination Slow: queue full (100 events)") == true)
     }
 }
+
+@Suite struct BackpressureTests {
+    @Test func waitPolicyHoldsTheCallerInsteadOfDropping() throws {
+        let (analytics, errors) = makeClient(["Slow"]) {
+            $0.destinationQueueCapacity = 10
+            $0.destinationOverflow = .wait(seconds: 30)
+        }
+        let slow = BlockingDestination("Slow")
+        analytics.add(plugin: slow)
+        analytics.track("first")
+        slow.entered.wait()
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            for i in 0..<1_000 { analytics.track("e\(i)") }
+            done.signal()
+        }
+        // The caller is held while the destination is stuck…
+        #expect(done.wait(timeout: .now() + 0.3) == .timedOut)
+        slow.gate.signal()
+        // …and released as it drains; nothing is dropped.
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(analytics.flush())
+        #expect(slow.received == 1_001)
+        #expect(analytics.timeline.stats(forKey: "Slow")?.overflowed == 0)
+        #expect(errors.all.isEmpty)
+    }
+}

@@ -14,6 +14,7 @@ final class DestinationWorker: @unchecked Sendable {
     let destination: DestinationPlugin
     let stats = DestinationStats()
     private let capacity: Int
+    private let overflow: OverflowPolicy
     private let report: @Sendable (AnalyticsError) -> Void
 
     // Guarded by `condition`.
@@ -29,12 +30,15 @@ final class DestinationWorker: @unchecked Sendable {
     private enum ConsumerState { case running, sleeping, lingering }
     private var stopping = false
     private var overflowSinceReport = 0
+    private var producersWaiting = 0
 
     private let finished = DispatchSemaphore(value: 0)
 
-    init(destination: DestinationPlugin, capacity: Int, report: @escaping @Sendable (AnalyticsError) -> Void) {
+    init(destination: DestinationPlugin, capacity: Int, overflow: OverflowPolicy = .dropOldest,
+         report: @escaping @Sendable (AnalyticsError) -> Void) {
         self.destination = destination
         self.capacity = max(1, capacity)
+        self.overflow = overflow
         self.report = report
         let thread = Thread { [self] in run() }
         thread.name = "destination \(destination.key)"
@@ -47,6 +51,15 @@ final class DestinationWorker: @unchecked Sendable {
         guard !stopping else { condition.unlock(); return }
         if case .event = item {
             stats._received.wrappingAdd(1, ordering: .relaxed)
+            if case .wait(let limit) = overflow, queuedEvents >= capacity {
+                // Backpressure: hold the caller until the worker drains (bounded by `limit`).
+                let deadline = Date(timeIntervalSinceNow: limit)
+                producersWaiting += 1
+                if consumer != .running { condition.broadcast() }
+                while queuedEvents >= capacity && !stopping && Date() < deadline { _ = condition.wait(until: deadline) }
+                producersWaiting -= 1
+                if stopping { condition.unlock(); return }
+            }
             if queuedEvents >= capacity {
                 if case .event? = queue.first { queue.removeFirst() } else {
                     queue.removeFirst { if case .event = $0 { return true } else { return false } }
@@ -59,11 +72,15 @@ final class DestinationWorker: @unchecked Sendable {
         }
         queue.append(item)
         if case .event = item {} else { controlPending = true }
+        // Producers may be waiting on the same condition (backpressure): wake everyone then, so
+        // the worker cannot miss its wake-up.
+        let shouldWake: Bool
         switch consumer {
-        case .sleeping: condition.signal()
-        case .lingering: if controlPending || queue.count >= Self.lingerBatch { condition.signal() }
-        case .running: break
+        case .sleeping: shouldWake = true
+        case .lingering: shouldWake = controlPending || queue.count >= Self.lingerBatch
+        case .running: shouldWake = false
         }
+        if shouldWake { if producersWaiting > 0 { condition.broadcast() } else { condition.signal() } }
         condition.unlock()
     }
 
@@ -73,7 +90,7 @@ final class DestinationWorker: @unchecked Sendable {
     func stop(timeout: Double) -> Bool {
         condition.lock()
         stopping = true
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
         return finished.wait(timeout: .now() + timeout) == .success
     }
@@ -96,6 +113,7 @@ final class DestinationWorker: @unchecked Sendable {
             let done = queue.isEmpty && stopping
             queue.drain(into: &batch)
             queuedEvents = 0
+            if producersWaiting > 0 { condition.broadcast() }
             let overflowed = overflowSinceReport
             overflowSinceReport = 0
             condition.unlock()

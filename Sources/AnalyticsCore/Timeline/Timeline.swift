@@ -42,6 +42,7 @@ public final class Timeline: @unchecked Sendable {
         weak var analytics: Analytics?
         var settings: Settings?
         var queueCapacity = 10_000
+        var overflow = OverflowPolicy.dropOldest
         var report: @Sendable (AnalyticsError) -> Void = { _ in }
     }
 
@@ -52,7 +53,7 @@ public final class Timeline: @unchecked Sendable {
     /// Adds a plugin at the end of its stage. A destination added to the client's timeline gets its
     /// own worker; destinations cannot nest inside another destination's timeline.
     public func add(_ plugin: Plugin) {
-        let (analytics, settings, capacity, report) = state.withLock { ($0.analytics, $0.settings, $0.queueCapacity, $0.report) }
+        let (analytics, settings, capacity, overflow, report) = state.withLock { ($0.analytics, $0.settings, $0.queueCapacity, $0.overflow, $0.report) }
         var worker: DestinationWorker?
         if let destination = plugin as? DestinationPlugin, plugin.type == .destination {
             guard analytics != nil else {
@@ -60,7 +61,7 @@ public final class Timeline: @unchecked Sendable {
                 return
             }
             destination.timeline.attach(analytics: analytics, report: report, capacity: capacity)
-            worker = DestinationWorker(destination: destination, capacity: capacity, report: report)
+            worker = DestinationWorker(destination: destination, capacity: capacity, overflow: overflow, report: report)
         }
         stages.withLock { current in
             let s = current.copy()
@@ -237,8 +238,9 @@ public final class Timeline: @unchecked Sendable {
         if let analytics { for p in stages.withLock({ $0 }).all { p.configure(analytics: analytics) } }
     }
 
-    func configureClient(_ analytics: Analytics, queueCapacity: Int, report: @escaping @Sendable (AnalyticsError) -> Void) {
-        state.withLock { $0.analytics = analytics; $0.queueCapacity = queueCapacity; $0.report = report }
+    func configureClient(_ analytics: Analytics, queueCapacity: Int, overflow: OverflowPolicy,
+                         report: @escaping @Sendable (AnalyticsError) -> Void) {
+        state.withLock { $0.analytics = analytics; $0.queueCapacity = queueCapacity; $0.overflow = overflow; $0.report = report }
     }
 
     /// Whether the plugins here let a reset or flush through (destination middleware can stop them).
