@@ -30,7 +30,7 @@ bench:
 # built with this toolchain (the host refuses any other) and found by their RUNPATH at run time.
 SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration
 
-plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so swift-plugins
+plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so swift-plugins
 
 swift-plugins:
 	@mkdir -p $(PLUGINS_DIR)
@@ -42,6 +42,10 @@ swift-plugins:
 $(PLUGINS_DIR)/libfile.so: Plugins/File/file.c include/analytics_plugin.h
 	@mkdir -p $(PLUGINS_DIR)
 	$(CC) -std=c99 -shared -fPIC -O2 -I include -o $@ Plugins/File/file.c
+
+$(PLUGINS_DIR)/libhello.so: Plugins/Hello/hello.c include/analytics_plugin.h
+	@mkdir -p $(PLUGINS_DIR)
+	$(CC) -std=c99 -shared -fPIC -O2 -I include -o $@ Plugins/Hello/hello.c
 
 $(PLUGINS_DIR)/libconsole.so: Plugins/Console/console.c include/analytics_plugin.h
 	@mkdir -p $(PLUGINS_DIR)

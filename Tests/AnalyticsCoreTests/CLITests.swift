@@ -136,6 +136,22 @@ enum HostBinary {
         #expect(refused["reason"]?.stringValue?.hasPrefix("not a loadable shared object") == true)
     }
 
+    /// The README's walk-through: build Hello with the documented gcc line, drop it in, see it.
+    @Test func theReadmeIntegrationBuildsWithOneGccLineAndLoads() throws {
+        let dir = makeTempDirectory("cli-hello")
+        try FixtureBuilder.run("/usr/bin/gcc", ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-shared", "-fPIC", "-O2",
+                                                "-I", FixtureBuilder.root + "/include", "-o", dir + "/libhello.so",
+                                                FixtureBuilder.root + "/Plugins/Hello/hello.c"])
+        let listed = try HostBinary.run(["plugins", "--plugins", dir], in: dir)
+        #expect(listed.status == 0)
+        #expect(listed.stdout.contains("Hello  1.0.0") && listed.stdout.contains("hooks      track flush destroy"))
+        try #"{"integrations":{"Hello":{}}}"#.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
+        let run = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", dir, "--storage", dir + "/s"],
+                                     stdin: #"{"type":"track","event":"A"}"# + "\n" + #"{"type":"track","event":"B"}"#, in: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("hello: 2 track calls so far"))
+    }
+
     @Test func checkSettingsNamesEachProblemByPath() throws {
         let dir = makeTempDirectory("cli-check")
         let good = try HostBinary.run(["check-settings", FixtureBuilder.root + "/examples/settings.json"], in: dir)
