@@ -13,8 +13,16 @@ for k in [1, 10] {
 }
 let oneLibrary = buildNoOpLibraries(count: 1)
 let tenLibraries = buildNoOpLibraries(count: 10)
-let swiftOne = timelineBenchmark(destinations: 1, events: 500_000)
-let nativeOne = timelineBenchmark(destinations: 1, events: 500_000, loadedFrom: oneLibrary)
+// Alternate the two setups three times and keep the best of each, so a burst of other activity on
+// the machine does not decide the ratio.
+var swiftOne = (eventsPerSecond: 0.0, microsecondsPerEvent: Double.infinity)
+var nativeOne = swiftOne
+for _ in 0..<3 {
+    let s = timelineBenchmark(destinations: 1, events: 300_000)
+    if s.microsecondsPerEvent < swiftOne.microsecondsPerEvent { swiftOne = s }
+    let n = timelineBenchmark(destinations: 1, events: 300_000, loadedFrom: oneLibrary)
+    if n.microsecondsPerEvent < nativeOne.microsecondsPerEvent { nativeOne = n }
+}
 table.add("one loaded no-op C integration vs one in-process Swift destination: µs/event",
           String(format: "%.2f vs %.2f (ratio %.2f)", nativeOne.microsecondsPerEvent, swiftOne.microsecondsPerEvent,
                  nativeOne.microsecondsPerEvent / swiftOne.microsecondsPerEvent), target: "ratio ≤ 1.5")

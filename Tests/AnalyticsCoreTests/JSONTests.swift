@@ -57,3 +57,21 @@ enum UUIDShape {
         return parts.map(\.count) == [8, 4, 4, 4, 12] && parts[2].first == "4"
     }
 }
+
+@Suite struct JSONEscapingTests {
+    /// Every special byte at every offset of a 8-byte word (the writer scans 8 bytes at a time).
+    @Test func specialsAtEveryOffsetRoundTrip() throws {
+        let specials: [Character] = ["\"", "\\", "\n", "\u{01}", "\u{1F}", "\t", "é", "😀", "\u{7F}"]
+        for special in specials {
+            for offset in 0..<20 {
+                let text = String(repeating: "a", count: offset) + String(special) + String(repeating: "b", count: 23 - offset % 7)
+                let value: JSON = ["k\(special)": .string(text), "list": [.string(text), .string(String(special))]]
+                let encoded = value.serialized()
+                #expect(try JSON(parsing: encoded) == value, "\(encoded)")
+                #expect(!encoded.unicodeScalars.contains { $0.value < 0x20 }, "control bytes are escaped")
+            }
+        }
+        #expect(JSON.string("\u{01}").serialized() == #""\u0001""#)
+        #expect(JSON.string("").serialized() == #""""#)
+    }
+}

@@ -29,6 +29,8 @@ struct JSONWriter: ~Copyable {
     private var buffer: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     private var count = 0
+    /// Read once per value written (it is behind a lock).
+    private let fragment = PreEncodedObject.current
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -101,7 +103,7 @@ struct JSONWriter: ~Copyable {
     }
 
     private mutating func object(_ o: JSONObject) {
-        if let fragment = PreEncodedObject.current, fragment.matches(o) {
+        if let fragment, fragment.matches(o) {
             fragment.bytes.withUnsafeBufferPointer { b in
                 reserve(b.count)
                 (buffer + count).initialize(from: b.baseAddress!, count: b.count)
@@ -163,51 +165,57 @@ struct JSONWriter: ~Copyable {
     }
 
     private mutating func string(_ s: String) {
-        var s = s
-        s.withUTF8 { u in
-            let n = u.count
-            // Worst case every byte becomes \u00XX.
-            reserve(n * 6 + 2)
-            let out = buffer
-            var o = count
-            out[o] = UInt8(ascii: "\""); o += 1
-            guard let src = u.baseAddress else {
-                out[o] = UInt8(ascii: "\""); count = o + 1
-                return
-            }
-            var i = 0
-            while i < n {
-                // Find the end of the run that needs no escaping, 8 bytes at a time.
-                var j = i
-                while j + 8 <= n, !JSONWriter.needsEscape(UnsafeRawPointer(src + j).loadUnaligned(as: UInt64.self)) { j += 8 }
-                while j < n {
-                    let c = src[j]
-                    if c < 0x20 || c == 0x22 || c == 0x5C { break }
-                    j += 1
-                }
-                (out + o).update(from: src + i, count: j - i)
-                o += j - i
-                if j == n { break }
-                let c = src[j]
-                out[o] = 0x5C
-                switch c {
-                case 0x22: out[o + 1] = 0x22; o += 2
-                case 0x5C: out[o + 1] = 0x5C; o += 2
-                case 0x0A: out[o + 1] = UInt8(ascii: "n"); o += 2
-                case 0x0D: out[o + 1] = UInt8(ascii: "r"); o += 2
-                case 0x09: out[o + 1] = UInt8(ascii: "t"); o += 2
-                case 0x08: out[o + 1] = UInt8(ascii: "b"); o += 2
-                case 0x0C: out[o + 1] = UInt8(ascii: "f"); o += 2
-                default:
-                    out[o + 1] = UInt8(ascii: "u"); out[o + 2] = 0x30; out[o + 3] = 0x30
-                    out[o + 4] = JSONWriter.hex.utf8Start[Int(c >> 4)]
-                    out[o + 5] = JSONWriter.hex.utf8Start[Int(c & 0xF)]
-                    o += 6
-                }
-                i = j + 1
-            }
-            out[o] = UInt8(ascii: "\""); o += 1
-            count = o
+        // Native strings expose their UTF-8 in place; others (bridged, rare) are copied once.
+        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ utf8($0) }) {
+            return done
         }
+        var copy = s
+        copy.withUTF8 { utf8($0) }
+    }
+
+    private mutating func utf8(_ u: UnsafeBufferPointer<UInt8>) {
+        let n = u.count
+        // Worst case every byte becomes \u00XX.
+        reserve(n * 6 + 2)
+        let out = buffer
+        var o = count
+        out[o] = UInt8(ascii: "\""); o += 1
+        guard let src = u.baseAddress else {
+            out[o] = UInt8(ascii: "\""); count = o + 1
+            return
+        }
+        var i = 0
+        while i < n {
+            // Find the end of the run that needs no escaping, 8 bytes at a time.
+            var j = i
+            while j + 8 <= n, !JSONWriter.needsEscape(UnsafeRawPointer(src + j).loadUnaligned(as: UInt64.self)) { j += 8 }
+            while j < n {
+                let c = src[j]
+                if c < 0x20 || c == 0x22 || c == 0x5C { break }
+                j += 1
+            }
+            (out + o).update(from: src + i, count: j - i)
+            o += j - i
+            if j == n { break }
+            let c = src[j]
+            out[o] = 0x5C
+            switch c {
+            case 0x22: out[o + 1] = 0x22; o += 2
+            case 0x5C: out[o + 1] = 0x5C; o += 2
+            case 0x0A: out[o + 1] = UInt8(ascii: "n"); o += 2
+            case 0x0D: out[o + 1] = UInt8(ascii: "r"); o += 2
+            case 0x09: out[o + 1] = UInt8(ascii: "t"); o += 2
+            case 0x08: out[o + 1] = UInt8(ascii: "b"); o += 2
+            case 0x0C: out[o + 1] = UInt8(ascii: "f"); o += 2
+            default:
+                out[o + 1] = UInt8(ascii: "u"); out[o + 2] = 0x30; out[o + 3] = 0x30
+                out[o + 4] = JSONWriter.hex.utf8Start[Int(c >> 4)]
+                out[o + 5] = JSONWriter.hex.utf8Start[Int(c & 0xF)]
+                o += 6
+            }
+            i = j + 1
+        }
+        out[o] = UInt8(ascii: "\""); o += 1
+        count = o
     }
 }

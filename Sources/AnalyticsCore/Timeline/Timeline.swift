@@ -17,14 +17,16 @@ public final class Timeline: @unchecked Sendable {
         var enabledKeys: Set<String>? = nil  // nil until settings arrive: no gate
         /// Per destination, whether the settings name it (precomputed: checked for every event).
         var enabled: [Bool] = []
-        var encodeBeforeFanOut = false
+        /// Destinations that want JSON text: with one, it encodes lazily on its own thread; with
+        /// several, the caller encodes once up front so they never wait on each other.
+        var encodedConsumers = 0
         var plan: TrackingPlan?
 
         func copy() -> Stages {
             let s = Stages()
             s.before = before; s.enrichment = enrichment; s.destinations = destinations
             s.after = after; s.utility = utility; s.enabledKeys = enabledKeys
-            s.encodeBeforeFanOut = encodeBeforeFanOut
+            s.encodedConsumers = encodedConsumers
             s.plan = plan
             return s
         }
@@ -71,7 +73,7 @@ public final class Timeline: @unchecked Sendable {
             case .destination:
                 if let worker {
                     s.destinations.append(worker)
-                    s.encodeBeforeFanOut = s.encodeBeforeFanOut || plugin is EncodedEventConsumer
+                    if plugin is EncodedEventConsumer { s.encodedConsumers += 1 }
                 } else {
                     report(.plugin(name: String(describing: Swift.type(of: plugin)), message: "a destination plugin must conform to DestinationPlugin"))
                 }
@@ -98,7 +100,7 @@ public final class Timeline: @unchecked Sendable {
             s.utility.removeAll { $0 === plugin }
             if let i = s.destinations.firstIndex(where: { $0.destination === plugin }) {
                 removedWorker = s.destinations.remove(at: i)
-                s.encodeBeforeFanOut = s.destinations.contains { $0.destination is EncodedEventConsumer }
+                s.encodedConsumers = s.destinations.filter { $0.destination is EncodedEventConsumer }.count
             }
             s.recomputeGates()
             current = s
@@ -139,7 +141,10 @@ public final class Timeline: @unchecked Sendable {
         guard var event = Timeline.apply(s.before, to: incoming),
               var enriched = Timeline.apply(s.enrichment, to: event) else { return nil }
         if !s.destinations.isEmpty {
-            if s.encodeBeforeFanOut { enriched.shareEncoding() }
+            if s.encodedConsumers > 0 {
+                enriched.shareEncoding()
+                if s.encodedConsumers > 1 { _ = enriched.serializedBytes }
+            }
             let options = enriched.integrations
             let planned = enriched.type == .track ? s.plan : nil
             let name = planned == nil ? "" : (enriched.event ?? "")
