@@ -7,17 +7,7 @@ import Glibc
 
 /// The `analytics-host` binary, run the way a user runs it.
 enum HostBinary {
-    static func path() throws -> String {
-        var dirs: [String] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            dirs.append((exe as NSString).deletingLastPathComponent)
-        }
-        dirs.append(FixtureBuilder.root + "/.build/debug")
-        for dir in dirs where FileManager.default.isExecutableFile(atPath: dir + "/analytics-host") {
-            return dir + "/analytics-host"
-        }
-        throw FixtureBuilder.BuildError(description: "analytics-host not built; run `swift build` before `swift test`")
-    }
+    static func path() throws -> String { try BuiltExecutable.path("analytics-host") }
 
     static func run(_ arguments: [String], stdin: String? = nil, in directory: String) throws -> FixtureBuilder.ProcessOutput {
         try FixtureBuilder.capture(try path(), arguments, stdin: stdin.map { Data($0.utf8) })

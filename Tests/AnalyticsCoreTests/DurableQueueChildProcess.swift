@@ -16,19 +16,7 @@ final class QueueChildProcess {
     private var reaped = false
 
     /// The helper executable, built by `swift build` next to the test bundle.
-    static func executable() throws -> String {
-        var candidates: [String] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append((exe as NSString).deletingLastPathComponent)
-        }
-        candidates.append((CommandLine.arguments[0] as NSString).deletingLastPathComponent)
-        candidates.append(FileManager.default.currentDirectoryPath + "/.build/debug")
-        for dir in candidates {
-            let path = dir + "/queue-crash-child"
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        throw Failure(description: "queue-crash-child not found in \(candidates); run `swift build` before `swift test`")
-    }
+    static func executable() throws -> String { try BuiltExecutable.path("queue-crash-child") }
 
     init(arguments: [String]) throws {
         let path = try Self.executable()

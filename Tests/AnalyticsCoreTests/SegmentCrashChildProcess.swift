@@ -14,18 +14,7 @@ final class SegmentCrashChildProcess {
     private var reaped = false
     private(set) var lines: [String] = []
 
-    static func executable() throws -> String {
-        var candidates: [String] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append((exe as NSString).deletingLastPathComponent)
-        }
-        candidates.append((CommandLine.arguments[0] as NSString).deletingLastPathComponent)
-        candidates.append(FileManager.default.currentDirectoryPath + "/.build/debug")
-        for dir in candidates where FileManager.default.isExecutableFile(atPath: dir + "/segment-crash-child") {
-            return dir + "/segment-crash-child"
-        }
-        throw SegmentTestFailure("segment-crash-child not found in \(candidates); run `swift build` before `swift test`")
-    }
+    static func executable() throws -> String { try BuiltExecutable.path("segment-crash-child") }
 
     /// Starts `segment-crash-child STORAGE API_HOST FIRST COUNT FLUSH_AT`.
     init(storage: String, apiHost: String, first: Int, count: Int, flushAt: Int) throws {

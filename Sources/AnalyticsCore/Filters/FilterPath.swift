@@ -164,16 +164,6 @@ extension JSONObject {
         return r
     }
 
-    /// Replaces possibly shared storage by a private copy made with specialized element copies
-    /// (Array's copy-on-write path copies the key/value tuples through generic runtime witnesses,
-    /// which costs several times more on the filter's hot path).
-    mutating func detachStorage() {
-        var copy: [Member] = []
-        copy.reserveCapacity(storage.count)
-        for e in storage { copy.append(e) }
-        storage = copy
-    }
-
     /// A member, looked up comparing lengths before text (most keys differ in length, and
     /// String's own `==` takes a slow path for every mismatch).
     @inline(__always)

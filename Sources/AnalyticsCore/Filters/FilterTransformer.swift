@@ -168,7 +168,6 @@ enum FilterTransformer: Sendable {
             }
             return keep ? .kept(changed: false) : .dropped("sampled out by sample_event at \(percent * 100)%")
         case .map(let actions):
-            if !owned { payload.detachStorage() }
             let snapshot = payload
             var changed = false
             for action in actions where FilterTransformer.parentExists(action.target, in: snapshot) {
@@ -216,7 +215,7 @@ enum FilterTransformer: Sendable {
         default:
             return false
         }
-        if !owned { payload.detachStorage(); owned = true }
+        owned = true
         path.modify(in: &payload) { value in
             switch value {
             case .object(var o):

@@ -97,25 +97,18 @@ public final class SettingsSource: Sendable {
         if let previous {
             return SettingsLoadResult(settings: previous, origin: .previous, problems: problems)
         }
-        if let cache = cachePath, FileManager.default.fileExists(atPath: cache) {
-            switch readDocument(atPath: cache, source: "cache \(cache)") {
-            case .success(let s): return SettingsLoadResult(settings: s, origin: .cache(cache), problems: problems)
-            case .failure(let e): problems += e.problems
-            }
-        }
-        if let defaults = configuration.defaultSettings {
-            let found = SettingsValidator.problems(in: .object(defaults), source: "defaults")
-            if found.isEmpty { return SettingsLoadResult(settings: defaults, origin: .defaults, problems: problems) }
-            problems += found
-        }
-        return SettingsLoadResult(settings: builtIn(), origin: .builtIn, problems: problems)
+        return fallback(problems: problems)
     }
 
     /// Settings available without the network: the local file if one is configured, else the
     /// cached copy → defaults → built-in. What a client starts with before its first fetch.
     public func loadWithoutNetwork() -> SettingsLoadResult {
-        if configuration.localFile != nil { return load() }
-        var problems: [SettingsProblem] = []
+        configuration.localFile != nil ? load() : fallback(problems: [])
+    }
+
+    /// The fallback chain: cached copy → configured defaults → built-in.
+    private func fallback(problems: [SettingsProblem]) -> SettingsLoadResult {
+        var problems = problems
         if let cache = cachePath, FileManager.default.fileExists(atPath: cache) {
             switch readDocument(atPath: cache, source: "cache \(cache)") {
             case .success(let s): return SettingsLoadResult(settings: s, origin: .cache(cache), problems: problems)
