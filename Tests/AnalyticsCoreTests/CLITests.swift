@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -206,5 +207,56 @@ enum HostBinary {
         let written = try String(contentsOfFile: dir + "/out.ndjson", encoding: .utf8).split(separator: "\n")
         #expect(accepted > 0 && accepted <= 5_000)
         #expect(written.count == accepted, "every accepted event reached the File destination")
+    }
+
+    /// SIGTERM while Segment.io cannot be reached: every accepted event is kept on disk, and a
+    /// second run (server up) uploads each of them exactly once.
+    @Test func sigtermKeepsAcceptedEventsForSegmentAcrossARestart() throws {
+        let dir = makeTempDirectory("cli-sigterm-segment")
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        let probe = try LoopbackHTTPServer()
+        let deadPort = probe.port
+        probe.stop()
+        func settings(port: UInt16) throws -> String {
+            let path = dir + "/settings-\(port).json"
+            try #"{"integrations":{"File":{"path":"\#(dir)/out.ndjson"},"Segment.io":{"apiKey":"k","apiHost":"http://127.0.0.1:\#(port)/v1"}}}"#
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try HostBinary.path())
+        process.arguments = ["run", "--settings", try settings(port: deadPort), "--plugins", plugins, "--storage", dir + "/s", "--quiet"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var lines = ""
+        for i in 0..<3_000 { lines += #"{"type":"track","event":"E","messageId":"m-\#(i)"}"# + "\n" }
+        input.fileHandleForWriting.write(Data(lines.utf8))
+        let deadline = monotonicSeconds() + 20
+        while monotonicSeconds() < deadline {
+            if ((try? FileManager.default.attributesOfItem(atPath: dir + "/out.ndjson")[.size] as? Int) ?? 0) > 0 { break }
+            usleep(2000)
+        }
+        kill(process.processIdentifier, SIGTERM)
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let acceptedLine = try #require(stdout.split(separator: "\n").first { $0.contains("events accepted") })
+        let accepted = try #require(Int(acceptedLine.split(separator: " ")[0]))
+        #expect(accepted > 0)
+        #expect(stdout.contains("not uploaded yet"), "the summary says the events are kept")
+
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let second = try HostBinary.run(["run", "--settings", try settings(port: server.port), "--plugins", plugins,
+                                         "--storage", dir + "/s", "--input", "/dev/null"], in: dir)
+        #expect(second.status == 0, "\(second.stderr)")
+        let expected = Set((0..<accepted).map { "m-\($0)" })
+        #expect(try server.waitForMessageIds(expected))
+        let received = try server.messageIds()
+        #expect(Set(received) == expected, "nothing accepted is lost, nothing unaccepted appears")
+        #expect(received.count == accepted, "each exactly once")
     }
 }

@@ -15,7 +15,8 @@ import Testing
 
     /// A client whose factories are the given libraries, with `integrations` as its settings.
     func client(_ libraries: [NativeLibrary], integrations: JSONObject, storage: String,
-                retryPolicy: NativeRetryPolicy = quickRetries) -> Client {
+                retryPolicy: NativeRetryPolicy = quickRetries,
+                destinationMiddleware: [String: [Middleware]] = [:]) -> Client {
         let errors = ErrorLog()
         let logs = Locked<[String]>([])
         var configuration = Configuration(writeKey: "wk", storageDirectory: storage)
@@ -24,6 +25,7 @@ import Testing
         configuration.defaultSettings = Settings(["integrations": .object(integrations)])
         configuration.integrationFactories = libraries.map { NativeIntegrationFactory(library: $0, retryPolicy: retryPolicy) }
         configuration.errorHandler = errors.handler
+        configuration.destinationMiddleware = destinationMiddleware
         configuration.logHandler = { _, message in logs.withLock { $0.append(message) } }
         return Client(analytics: Analytics(configuration: configuration), errors: errors, logs: logs)
     }
@@ -107,6 +109,33 @@ import Testing
         let written = lines(output)
         #expect(written.map(\.["type"]) == ["track", "screen", "track"])
         #expect(written.allSatisfy { $0["messageId"] != nil && $0[path: "context.library.name"] != nil })
+        #expect(c.errors.messages.isEmpty)
+    }
+
+    /// Destination middleware and the per-call integrations option act on loaded libraries exactly
+    /// as on in-process destinations: for that destination only.
+    @Test func destinationMiddlewareAndTheIntegrationsOptionActOnLoadedDestinations() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let output = dir + "/out.ndjson"
+        let fileOnly = BlockMiddleware { ctx, next in
+            if ctx.payload?.event == "Secret" { return }
+            if ctx.payload?.event == "Rename Me" { return next(ctx.modify { $0.payload?.event = "Renamed" }) }
+            next(ctx)
+        }
+        let c = client([try fileLibrary(in: dir), try load("noop", in: dir, defines: ["KEY=\"Other\""])],
+                       integrations: ["File": ["path": .string(output)], "Other": [:]], storage: dir + "/state",
+                       destinationMiddleware: ["File": [fileOnly]])
+        c.analytics.track("Secret")
+        c.analytics.track("Rename Me")
+        c.analytics.track("Not For File", integrations: ["File": false])
+        c.analytics.track("Only File", integrations: ["All": false, "File": true])
+        #expect(c.analytics.flush())
+        #expect(lines(output).map { $0["event"] } == ["Renamed", "Only File"])
+        let file = try #require(c.analytics.timeline.stats(forKey: "File"))
+        let other = try #require(c.analytics.timeline.stats(forKey: "Other"))
+        #expect((file.delivered, file.dropped, file.skipped) == (2, 1, 1))
+        #expect((other.delivered, other.dropped, other.skipped) == (3, 0, 1), "the middleware is File's alone")
         #expect(c.errors.messages.isEmpty)
     }
 
