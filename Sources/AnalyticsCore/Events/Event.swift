@@ -36,8 +36,10 @@ public struct Event: Sendable {
         return encoding.bytes { payload.serializedBytes() }
     }
 
-    /// Lets every copy made from now on share one encoding, computed by whichever needs it first.
-    mutating func shareEncoding() { if encoding == nil { encoding = SharedEncoding() } }
+    /// Lets every copy made from now on share one encoding, computed by whichever needs it first
+    /// (the client does this before fan-out; useful to anyone handing one event to several
+    /// consumers of JSON text).
+    public mutating func shareEncoding() { if encoding == nil { encoding = SharedEncoding() } }
 
     // MARK: Common fields
 
