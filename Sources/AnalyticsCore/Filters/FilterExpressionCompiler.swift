@@ -17,7 +17,7 @@ enum FilterExpressionCompiler {
         switch ir {
         case .array(let items): return try compileOperation(items, at: "ir", depth: 0)
         case .string, .object: return try compileOperand(ir, at: "ir", depth: 0)
-        default: throw Failure(position: "ir", reason: "expected an expression array, a path or a {\"value\": …} literal, found \(kind(ir))")
+        default: throw Failure(position: "ir", reason: "expected an expression array, a path or a {\"value\": …} literal, found \(JSON.kindName(ir))")
         }
     }
 
@@ -33,7 +33,7 @@ enum FilterExpressionCompiler {
         case .array(let items):
             return try compileOperation(items, at: position, depth: depth + 1)
         default:
-            throw Failure(position: position, reason: "expected a path string, a {\"value\": …} literal or a nested expression, found \(kind(json))")
+            throw Failure(position: position, reason: "expected a path string, a {\"value\": …} literal or a nested expression, found \(JSON.kindName(json))")
         }
     }
 
@@ -43,7 +43,7 @@ enum FilterExpressionCompiler {
         }
         guard let head = items.first else { throw Failure(position: position, reason: "empty expression") }
         guard case .string(let op) = head else {
-            throw Failure(position: position + "[0]", reason: "operator must be a string, found \(kind(head))")
+            throw Failure(position: position + "[0]", reason: "operator must be a string, found \(JSON.kindName(head))")
         }
 
         func arity(_ n: Int) throws(Failure) {
@@ -74,7 +74,7 @@ enum FilterExpressionCompiler {
         case "in":
             try arity(2)
             guard case .object(let listLiteral) = items[2], case .array(let list)? = listLiteral["value"] else {
-                throw Failure(position: "\(position)[2]", reason: "\"in\" needs a {\"value\": [...]} list literal, found \(kind(items[2]))")
+                throw Failure(position: "\(position)[2]", reason: "\"in\" needs a {\"value\": [...]} list literal, found \(JSON.kindName(items[2]))")
             }
             var candidates: [FilterExpression] = []
             for (i, item) in list.enumerated() {
@@ -107,14 +107,4 @@ enum FilterExpressionCompiler {
         }
     }
 
-    static func kind(_ json: JSON) -> String {
-        switch json {
-        case .null: return "null"
-        case .bool: return "a boolean"
-        case .number: return "a number"
-        case .string: return "a string"
-        case .array: return "an array"
-        case .object: return "an object"
-        }
-    }
 }

@@ -35,7 +35,7 @@ enum FilterTransformer: Sendable {
 
     static func compile(_ json: JSON) throws(Failure) -> FilterTransformer {
         guard case .object(let o) = json else {
-            throw Failure(position: "", reason: "a transformer must be an object, found \(FilterExpressionCompiler.kind(json))")
+            throw Failure(position: "", reason: "a transformer must be an object, found \(JSON.kindName(json))")
         }
         guard case .string(let type)? = o["type"] else {
             throw Failure(position: ".type", reason: "missing or non-string transformer type")
@@ -54,12 +54,12 @@ enum FilterTransformer: Sendable {
             var lists: [(path: FilterPath?, keys: [String])] = []
             for (path, value) in try configObject(key) {
                 guard case .array(let items) = value else {
-                    throw Failure(position: ".config.\(key)[\"\(path)\"]", reason: "expected an array of property names, found \(FilterExpressionCompiler.kind(value))")
+                    throw Failure(position: ".config.\(key)[\"\(path)\"]", reason: "expected an array of property names, found \(JSON.kindName(value))")
                 }
                 var keys: [String] = []
                 for (i, item) in items.enumerated() {
                     guard case .string(let k) = item else {
-                        throw Failure(position: ".config.\(key)[\"\(path)\"][\(i)]", reason: "property names must be strings, found \(FilterExpressionCompiler.kind(item))")
+                        throw Failure(position: ".config.\(key)[\"\(path)\"][\(i)]", reason: "property names must be strings, found \(JSON.kindName(item))")
                     }
                     keys.append(k)
                 }
@@ -85,7 +85,7 @@ enum FilterTransformer: Sendable {
             case nil, .null?: path = nil
             case .string(let p)?: path = p.isEmpty ? nil : FilterPath(p)
             case let other?:
-                throw Failure(position: ".config.sample.path", reason: "the sample path must be a string, found \(FilterExpressionCompiler.kind(other))")
+                throw Failure(position: ".config.sample.path", reason: "the sample path must be a string, found \(JSON.kindName(other))")
             }
             return .sample(percent: percent, path: path)
         case "map_properties":
@@ -93,14 +93,14 @@ enum FilterTransformer: Sendable {
             for (target, spec) in try configObject("map") {
                 let at = ".config.map[\"\(target)\"]"
                 guard case .object(let s) = spec else {
-                    throw Failure(position: at, reason: "a map entry must be an object, found \(FilterExpressionCompiler.kind(spec))")
+                    throw Failure(position: at, reason: "a map entry must be an object, found \(JSON.kindName(spec))")
                 }
                 func pathMember(_ name: String) throws(Failure) -> FilterPath? {
                     switch s[name] {
                     case nil: return nil
                     case .string(let p)?: return p.isEmpty ? nil : FilterPath(p)
                     case let other?:
-                        throw Failure(position: "\(at).\(name)", reason: "\(name) takes a path string, found \(FilterExpressionCompiler.kind(other))")
+                        throw Failure(position: "\(at).\(name)", reason: "\(name) takes a path string, found \(JSON.kindName(other))")
                     }
                 }
                 let source: MapAction.Source
@@ -118,7 +118,7 @@ enum FilterTransformer: Sendable {
                 case nil: break
                 case .bool(let b)?: toString = b
                 case let other?:
-                    throw Failure(position: "\(at).to_string", reason: "to_string must be a boolean, found \(FilterExpressionCompiler.kind(other))")
+                    throw Failure(position: "\(at).to_string", reason: "to_string must be a boolean, found \(JSON.kindName(other))")
                 }
                 actions.append(MapAction(target: FilterPath(target), source: source, toString: toString))
             }

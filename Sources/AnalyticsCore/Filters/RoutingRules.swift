@@ -60,13 +60,13 @@ public struct RoutingRules: Sendable {
             case nil, .null?: list = []
             case .array(let items)?: list = items
             case let other?:
-                let reason = "expected an array of rules, found \(FilterExpressionCompiler.kind(other))"
+                let reason = "expected an array of rules, found \(JSON.kindName(other))"
                 problems.append(RoutingRuleProblem(ruleIndex: nil, path: base, reason: reason))
                 listProblem = Invalid(index: nil, reason: "\(base) is invalid: \(reason)")
                 list = []
             }
         case let other?:
-            let reason = "expected an object, found \(FilterExpressionCompiler.kind(other))"
+            let reason = "expected an object, found \(JSON.kindName(other))"
             problems.append(RoutingRuleProblem(ruleIndex: nil, path: "middlewareSettings", reason: reason))
             listProblem = Invalid(index: nil, reason: "middlewareSettings is invalid: \(reason)")
             list = []
@@ -118,7 +118,7 @@ public struct RoutingRules: Sendable {
         }
 
         guard case .object(let o) = json else {
-            problem(path, "a rule must be an object, found \(FilterExpressionCompiler.kind(json))")
+            problem(path, "a rule must be an object, found \(JSON.kindName(json))")
             return Rule(index: index, destinationName: nil, body: .failure(Invalid(index: index, reason: firstReason!)))
         }
 
@@ -127,21 +127,21 @@ public struct RoutingRules: Sendable {
         switch o["destinationName"] {
         case nil, .null?: break
         case .string(let name)?: destinationName = name
-        case let other?: problem("\(path).destinationName", "expected a string, found \(FilterExpressionCompiler.kind(other))")
+        case let other?: problem("\(path).destinationName", "expected a string, found \(JSON.kindName(other))")
         }
 
         var matchers: [JSON] = []
         switch o["matchers"] {
         case .array(let m)?: matchers = m
         case nil: problem("\(path).matchers", "missing")
-        case let other?: problem("\(path).matchers", "expected an array, found \(FilterExpressionCompiler.kind(other))")
+        case let other?: problem("\(path).matchers", "expected an array, found \(JSON.kindName(other))")
         }
         var transformerLists: [JSON] = []
         switch o["transformers"] {
         case .array(let t)?: transformerLists = t
         case nil where matchers.isEmpty: break
         case nil: problem("\(path).transformers", "missing")
-        case let other?: problem("\(path).transformers", "expected an array, found \(FilterExpressionCompiler.kind(other))")
+        case let other?: problem("\(path).transformers", "expected an array, found \(JSON.kindName(other))")
         }
         if case .array? = o["transformers"], case .array? = o["matchers"], matchers.count != transformerLists.count {
             problem(path, "\(matchers.count) matchers but \(transformerLists.count) transformer lists (they pair up by index)")
@@ -168,7 +168,7 @@ public struct RoutingRules: Sendable {
                         }
                     }
                 case let other:
-                    problem(listPath, "expected an array of transformers, found \(FilterExpressionCompiler.kind(other))")
+                    problem(listPath, "expected an array of transformers, found \(JSON.kindName(other))")
                 }
             }
             steps.append(Step(matcher: matcher, transformers: transformers))
@@ -188,7 +188,7 @@ public struct RoutingRules: Sendable {
 
     private static func compileMatcher(_ json: JSON) -> Result<Matcher, MatcherFailure> {
         guard case .object(let m) = json else {
-            return .failure(MatcherFailure(position: "", reason: "a matcher must be an object, found \(FilterExpressionCompiler.kind(json))"))
+            return .failure(MatcherFailure(position: "", reason: "a matcher must be an object, found \(JSON.kindName(json))"))
         }
         switch m["type"] {
         case .string("all")?:
@@ -205,7 +205,7 @@ public struct RoutingRules: Sendable {
             case .array(let already)?:
                 ir = .array(already)  // tolerated: an ir that arrives already decoded
             case let other?:
-                return .failure(MatcherFailure(position: ".ir", reason: "expected a JSON-encoded string, found \(FilterExpressionCompiler.kind(other))"))
+                return .failure(MatcherFailure(position: ".ir", reason: "expected a JSON-encoded string, found \(JSON.kindName(other))"))
             }
             do throws(FilterExpressionCompiler.Failure) {
                 return .success(.expression(try FilterExpressionCompiler.compile(ir)))
@@ -215,7 +215,7 @@ public struct RoutingRules: Sendable {
         case .string(let other)?:
             return .failure(MatcherFailure(position: ".type", reason: "unknown matcher type \"\(other)\""))
         case let other?:
-            return .failure(MatcherFailure(position: ".type", reason: "expected a string, found \(FilterExpressionCompiler.kind(other))"))
+            return .failure(MatcherFailure(position: ".type", reason: "expected a string, found \(JSON.kindName(other))"))
         case nil:
             return .failure(MatcherFailure(position: ".type", reason: "missing"))
         }

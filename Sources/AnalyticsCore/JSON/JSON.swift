@@ -60,6 +60,18 @@ public enum JSON: Sendable, Hashable {
         return current
     }
 
+    /// "a string", "an object", … for error messages that say what was found.
+    public static func kindName(_ value: JSON) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .number: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
     /// True when every number inside is finite (JSON cannot carry NaN or infinities).
     public var isFinite: Bool {
         switch self {

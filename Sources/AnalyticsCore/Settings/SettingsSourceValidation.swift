@@ -27,26 +27,26 @@ public enum SettingsValidator {
         func fail(_ path: String, _ message: String) { out.append(SettingsProblem(source: source, path: path, message: message)) }
 
         guard let root = json.objectValue else {
-            fail("", "expected a JSON object at the top level, found \(kind(json))")
+            fail("", "expected a JSON object at the top level, found \(JSON.kindName(json))")
             return out
         }
         if let integrations = root["integrations"] {
             if let map = integrations.objectValue {
                 for (key, value) in map where value.objectValue == nil {
-                    fail("integrations.\(key)", "expected an object, found \(kind(value))")
+                    fail("integrations.\(key)", "expected an object, found \(JSON.kindName(value))")
                 }
                 if let segment = map["Segment.io"]?.objectValue {
                     for field in ["apiKey", "apiHost"] {
                         if let v = segment[field], v.stringValue == nil, !v.isNull {
-                            fail("integrations.Segment.io.\(field)", "expected a string, found \(kind(v))")
+                            fail("integrations.Segment.io.\(field)", "expected a string, found \(JSON.kindName(v))")
                         }
                     }
                     if let v = segment["httpConfig"], v.objectValue == nil, !v.isNull {
-                        fail("integrations.Segment.io.httpConfig", "expected an object, found \(kind(v))")
+                        fail("integrations.Segment.io.httpConfig", "expected an object, found \(JSON.kindName(v))")
                     }
                 }
             } else {
-                fail("integrations", "expected an object, found \(kind(integrations))")
+                fail("integrations", "expected an object, found \(JSON.kindName(integrations))")
             }
         } else {
             fail("integrations", "missing (every settings document names its destinations there)")
@@ -55,15 +55,15 @@ public enum SettingsValidator {
             if let p = plan.objectValue {
                 for (section, value) in p {
                     guard let events = value.objectValue else {
-                        fail("plan.\(section)", "expected an object, found \(kind(value))")
+                        fail("plan.\(section)", "expected an object, found \(JSON.kindName(value))")
                         continue
                     }
                     for (event, rule) in events where rule.objectValue == nil {
-                        fail("plan.\(section).\(event)", "expected an object, found \(kind(rule))")
+                        fail("plan.\(section).\(event)", "expected an object, found \(JSON.kindName(rule))")
                     }
                 }
             } else {
-                fail("plan", "expected an object, found \(kind(plan))")
+                fail("plan", "expected an object, found \(JSON.kindName(plan))")
             }
         }
         if let middleware = root["middlewareSettings"], !middleware.isNull {
@@ -71,32 +71,22 @@ public enum SettingsValidator {
                 if let rules = m["routingRules"], !rules.isNull {
                     if let list = rules.arrayValue {
                         for (i, rule) in list.enumerated() where rule.objectValue == nil {
-                            fail("middlewareSettings.routingRules.\(i)", "expected an object, found \(kind(rule))")
+                            fail("middlewareSettings.routingRules.\(i)", "expected an object, found \(JSON.kindName(rule))")
                         }
                     } else {
-                        fail("middlewareSettings.routingRules", "expected an array, found \(kind(rules))")
+                        fail("middlewareSettings.routingRules", "expected an array, found \(JSON.kindName(rules))")
                     }
                 }
             } else {
-                fail("middlewareSettings", "expected an object, found \(kind(middleware))")
+                fail("middlewareSettings", "expected an object, found \(JSON.kindName(middleware))")
             }
         }
         if let edge = root["edgeFunction"], !edge.isNull, edge.objectValue == nil {
-            fail("edgeFunction", "expected an object, found \(kind(edge))")
+            fail("edgeFunction", "expected an object, found \(JSON.kindName(edge))")
         }
         return out
     }
 
-    static func kind(_ v: JSON) -> String {
-        switch v {
-        case .null: return "null"
-        case .bool: return "a boolean"
-        case .number: return "a number"
-        case .string: return "a string"
-        case .array: return "an array"
-        case .object: return "an object"
-        }
-    }
 }
 
 /// Settings could not be obtained or used; `problems` says every reason found.
