@@ -274,10 +274,7 @@ public final class Analytics: Sendable {
     /// Forgets the user: clears userId and traits, picks a new anonymousId, and resets every
     /// plugin. Source middleware sees the reset first and may stop it.
     public func reset() {
-        if let gate = timeline.plugins(of: .before).first(where: { $0 is MiddlewarePlugin }) as? MiddlewarePlugin,
-           !gate.allows(.reset) {
-            return
-        }
+        guard timeline.allows(.reset) else { return }
         user.withLock { state in
             state.userId = nil
             state.traits = [:]
@@ -291,10 +288,7 @@ public final class Analytics: Sendable {
     /// Source middleware sees the flush first and may stop it.
     @discardableResult
     public func flush() -> Bool {
-        if let gate = timeline.plugins(of: .before).first(where: { $0 is MiddlewarePlugin }) as? MiddlewarePlugin,
-           !gate.allows(.flush) {
-            return true
-        }
+        guard timeline.allows(.flush) else { return true }
         return timeline.flush(timeout: configuration.flushTimeout)
     }
 

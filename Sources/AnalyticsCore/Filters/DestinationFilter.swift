@@ -56,7 +56,7 @@ public struct DestinationFilter: Sendable {
             case .expression(let e): guard e.matches(payload) else { continue }
             }
             for transformer in step.transformers {
-                switch transformer.apply(to: &payload, owned: changed, random: random) {
+                switch transformer.apply(to: &payload, random: random) {
                 case .kept(let c): changed = changed || c
                 case .dropped(let why): return .dropped(reason: "filter rule \(rule): \(why)")
                 }

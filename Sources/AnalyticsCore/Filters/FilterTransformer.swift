@@ -132,18 +132,16 @@ enum FilterTransformer: Sendable {
 
     // MARK: Applying
 
-    /// Runs the transformer. `owned` tells whether `payload`'s top-level storage is already a
-    /// private copy (an earlier transformer changed it); if not, it is copied once before the
-    /// first change, with specialized element copies rather than the generic copy-on-write path.
-    func apply(to payload: inout JSONObject, owned: Bool, random: @Sendable () -> Double) -> Result {
-        var owned = owned
+    /// Runs the transformer on `payload` (copy-on-write: an event no transformer changes keeps
+    /// sharing its storage).
+    func apply(to payload: inout JSONObject, random: @Sendable () -> Double) -> Result {
         switch self {
         case .drop:
             return .dropped("drop")
         case .dropProperties(let lists):
             var changed = false
             for (path, keys) in lists {
-                changed = FilterTransformer.editObjects(at: path, in: &payload, owned: &owned,
+                changed = FilterTransformer.editObjects(at: path, in: &payload,
                     needsEdit: { o in o.contains { FilterTransformer.listed($0.key, in: keys) } },
                     keep: { !FilterTransformer.listed($0, in: keys) }) || changed
             }
@@ -151,7 +149,7 @@ enum FilterTransformer: Sendable {
         case .allowProperties(let lists):
             var changed = false
             for (path, keys) in lists {
-                changed = FilterTransformer.editObjects(at: path, in: &payload, owned: &owned,
+                changed = FilterTransformer.editObjects(at: path, in: &payload,
                     needsEdit: { o in o.contains { !FilterTransformer.listed($0.key, in: keys) } },
                     keep: { FilterTransformer.listed($0, in: keys) }) || changed
             }
@@ -198,13 +196,12 @@ enum FilterTransformer: Sendable {
     /// Keeps only the members whose key passes `keep` in the object at `path` (or in each object
     /// of the array there), touching the event only when `needsEdit` says something will change,
     /// so an untouched event keeps sharing its storage.
-    private static func editObjects(at path: FilterPath?, in payload: inout JSONObject, owned: inout Bool,
+    private static func editObjects(at path: FilterPath?, in payload: inout JSONObject,
                                     needsEdit: (JSONObject) -> Bool, keep: (String) -> Bool) -> Bool {
         func edit(_ o: inout JSONObject) { o.keepMembers(where: keep) }
         guard let path else {
             guard needsEdit(payload) else { return false }
             edit(&payload)
-            owned = true
             return true
         }
         switch path.value(in: payload) {
@@ -215,7 +212,6 @@ enum FilterTransformer: Sendable {
         default:
             return false
         }
-        owned = true
         path.modify(in: &payload) { value in
             switch value {
             case .object(var o):

@@ -42,11 +42,11 @@ extension EventPlugin {
     /// Routes an event to its typed hook.
     public func execute(_ event: Event) -> Event? {
         switch event.type {
-        case .track: return track(TrackEvent(raw: event))?.raw
-        case .identify: return identify(IdentifyEvent(raw: event))?.raw
-        case .screen, .page: return screen(ScreenEvent(raw: event))?.raw
-        case .group: return group(GroupEvent(raw: event))?.raw
-        case .alias: return alias(AliasEvent(raw: event))?.raw
+        case .track: return track(TrackEvent(event))?.raw
+        case .identify: return identify(IdentifyEvent(event))?.raw
+        case .screen, .page: return screen(ScreenEvent(event))?.raw
+        case .group: return group(GroupEvent(event))?.raw
+        case .alias: return alias(AliasEvent(event))?.raw
         }
     }
 }
