@@ -41,6 +41,12 @@
  *        ah_host (log, send_event, user_id, anonymous_id).
  *   1.1  ah_hooks.lifecycle (AH_LIFECYCLE_STARTED / AH_LIFECYCLE_STOPPING).
  *        A 1.0 library simply has a shorter ah_hooks; the host never calls `lifecycle` on it.
+ *   1.2  Capability tables looked up by a versioned string id, in both directions:
+ *        ah_integration.get_extension (what a library offers, e.g. AH_EXT_ROLE) and
+ *        ah_host.get_extension (what the host offers: AH_EXT_TIMELINE, AH_EXT_CLIENT,
+ *        AH_EXT_HTTP). The core structs grow by these two pointers only; everything new is a
+ *        table behind an id, and a table's id carries its own generation ("…/1").
+ *        A 1.0/1.1 library has no get_extension: it is a destination, exactly as before.
  */
 #ifndef ANALYTICS_PLUGIN_H
 #define ANALYTICS_PLUGIN_H
@@ -79,7 +85,7 @@ extern "C" {
 /* The ABI this header describes. A version crosses as one uint32_t: major in the high 16 bits,
  * minor in the low 16 bits. */
 #define AH_ABI_MAJOR 1
-#define AH_ABI_MINOR 1
+#define AH_ABI_MINOR 2
 #define AH_ABI_VERSION ((AH_ABI_MAJOR << 16) | AH_ABI_MINOR)
 #define AH_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
 #define AH_ABI_VERSION_MINOR(v) ((uint32_t)(v) & 0xFFFFu)
@@ -182,6 +188,18 @@ typedef struct ah_host {
      * while the host is stopping). [any thread] */
     int64_t (*AH_NONNULL anonymous_id)(void *AH_NULLABLE ctx, char *AH_NULLABLE buf,
                                        size_t buf_cap);
+
+    /* --- 1.2 --- */
+
+    /* Looks up a host capability table by its versioned id (AH_EXT_TIMELINE, AH_EXT_CLIENT,
+     * AH_EXT_HTTP, ...; `id` NUL-terminated, borrowed). Returns a table owned by the host, valid
+     * for as long as this ah_host is, whose functions take this ah_host's `ctx`; or NULL when the
+     * host does not offer that id (an older host, or a capability switched off). Check the
+     * table's `size` before reading fields added after its /1 layout.
+     * Read this field only when AH_HAS_FIELD(host, ah_host, get_extension).
+     * [any thread] Cheap; call it once in `create` and keep the pointer. */
+    const void *AH_NULLABLE (*AH_NONNULL get_extension)(void *AH_NULLABLE ctx,
+                                                        const char *AH_NONNULL id);
 
     /* New fields are appended here (see the minor version history). */
 } ah_host;
@@ -305,8 +323,217 @@ typedef struct ah_integration {
     /* The hooks of every instance of this integration (static). Required. */
     const ah_hooks *AH_NULLABLE hooks;
 
+    /* --- 1.2 --- */
+
+    /* Looks up a capability table the library offers by its versioned id (e.g. AH_EXT_ROLE;
+     * `id` NUL-terminated, borrowed). Returns a table owned by the library (normally static),
+     * valid until the process exits, or NULL for an id it does not know. Optional (NULL: the
+     * library offers nothing beyond the core structs).
+     * [any thread] Cheap and free of side effects: the host may call it just to list libraries. */
+    const void *AH_NULLABLE (*AH_NULLABLE get_extension)(const char *AH_NONNULL id);
+
     /* New fields are appended here (see the minor version history). */
 } ah_integration;
+
+/* ---------------------------------------------------------------------------------------------
+ * Library capability: its role (ABI 1.2, AH_EXT_ROLE)
+ * ------------------------------------------------------------------------------------------- */
+
+/* What the library's instances are and when the host creates them. A library that does not
+ * offer this table (or any 1.0/1.1 library) is a destination created when the settings'
+ * "integrations" object names its key, which is the default described everywhere above. */
+#define AH_EXT_ROLE "analytics-host.role/1"
+
+/* Its instances are destinations: they get per-event hooks through their own worker and
+ * timeline, and the settings' "integrations" entry and `integrations` option route to them. */
+#define AH_ROLE_DESTINATION 0x1u
+/* Created at start-up whatever "integrations" names (unless integrations[key] is exactly false,
+ * which switches it off), with the WHOLE settings document as `settings` in `create` and in
+ * every `update`, so it can read top-level entries such as "edgeFunction". Without
+ * AH_ROLE_DESTINATION the instance is not a destination: it receives no event hooks and adds
+ * timeline plugins (AH_EXT_TIMELINE) instead; its reset, flush, update, lifecycle and destroy
+ * hooks are called as for any instance, from a host thread dedicated to it. */
+#define AH_ROLE_WHOLE_SETTINGS 0x2u
+
+/* Owner: the library (static). Lifetime: until the process exits. */
+typedef struct ah_role {
+    /* sizeof(ah_role) as compiled by the library. */
+    uint32_t size;
+    /* AH_ROLE_* bits. 0 is treated as AH_ROLE_DESTINATION. */
+    uint32_t flags;
+} ah_role;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: timeline plugins (ABI 1.2, AH_EXT_TIMELINE)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Lets any instance add plugins to the client's timeline (before / enrichment / after /
+ * utility) or to one destination's own timeline, at any time, and remove them again. */
+#define AH_EXT_TIMELINE "analytics-host.timeline/1"
+
+/* Stages, as in analytics-swift's timeline. */
+#define AH_PLUGIN_BEFORE 0
+#define AH_PLUGIN_ENRICHMENT 1
+#define AH_PLUGIN_AFTER 2
+/* Sees settings, reset and flush, never events. */
+#define AH_PLUGIN_UTILITY 3
+
+/* ah_timeline_plugin.flags */
+/* `process` may run on several threads at once (otherwise the host serializes its calls). */
+#define AH_PLUGIN_THREAD_SAFE 0x1u
+/* A failed `process` drops the event (otherwise the event goes on unchanged). */
+#define AH_PLUGIN_FAIL_CLOSED 0x2u
+
+/* What `process` answers for one event. */
+/* The event goes on unchanged (the host makes no copy). */
+#define AH_EVENT_KEEP 0
+/* The event ends here, for the rest of this timeline. */
+#define AH_EVENT_DROP 1
+/* The event goes on as the JSON text last written through `out`. */
+#define AH_EVENT_REPLACE 2
+/* The plugin failed (reason in `err`): the host reports it with the plugin's name, counts it,
+ * and the event goes on unchanged, or is dropped under AH_PLUGIN_FAIL_CLOSED. Any value other
+ * than the three above means the same. */
+#define AH_EVENT_ERROR (-1)
+
+/* Where a replacement event goes. Owner: the host. Lifetime: the `process` call that received
+ * it; never keep the pointer. */
+typedef struct ah_event_output {
+    /* Opaque; pass it back to `write`. */
+    void *AH_NULLABLE ctx;
+    /* Sets the replacement: one complete JSON object as text, `json_len` bytes, borrowed for
+     * this call only (the host copies it before returning). A later write replaces an earlier
+     * one. Returns AH_OK, or AH_ERR_PERMANENT (reason in the host log) when the text is not a
+     * JSON object or exceeds the event size limit; the event then goes on unchanged.
+     * [serialized] with the `process` call it belongs to: call it from that call only. */
+    ah_status (*AH_NONNULL write)(void *AH_NULLABLE ctx, const char *AH_NULLABLE json,
+                                  size_t json_len);
+} ah_event_output;
+
+/* Describes a plugin to add. Owner: the caller of `add`; the host copies the struct and its
+ * strings before `add` returns, so it may live on the stack. The callbacks and `ctx` must stay
+ * valid until `release` is called (or, without `release`, until the instance's `destroy`). */
+typedef struct ah_timeline_plugin {
+    /* sizeof(ah_timeline_plugin) as compiled by the library. */
+    uint32_t size;
+    /* AH_PLUGIN_BEFORE / _ENRICHMENT / _AFTER / _UTILITY. */
+    int32_t type;
+    /* AH_PLUGIN_THREAD_SAFE | AH_PLUGIN_FAIL_CLOSED, or 0. */
+    uint32_t flags;
+    /* Shown in reports, counts and `analytics-host plugins` (NUL-terminated; NULL: the
+     * library's key). */
+    const char *AH_NULLABLE name;
+    /* NULL: the client's timeline. A destination key (NUL-terminated): that destination's own
+     * timeline, where the plugin runs after the destination's middleware and destination
+     * filters (which the host puts first in its before stage), in the order plugins were added
+     * to its stage. A key with no destination yet is kept and attached when one is created. */
+    const char *AH_NULLABLE destination;
+    /* The library's context, passed back to every callback below. */
+    void *AH_NULLABLE ctx;
+
+    /* One event: `json` is a complete JSON object, `json_len` bytes, NOT NUL-terminated,
+     * borrowed for the call. Answer AH_EVENT_KEEP, _DROP or _REPLACE (after writing the new
+     * event through `out`), or AH_EVENT_ERROR with a reason in `err` (host-owned, `err_cap` >=
+     * AH_ERROR_CAPACITY_MIN bytes, empty on entry). Required unless the type is UTILITY.
+     * Threads: client-timeline plugins run on the thread that made the call (track() and
+     * friends, any thread); destination-scoped ones on that destination's worker. Calls are
+     * [serialized] per plugin unless AH_PLUGIN_THREAD_SAFE. Keep it fast: it is on the hot path. */
+    int32_t (*AH_NULLABLE process)(void *AH_NULLABLE ctx, const char *AH_NONNULL json,
+                                   size_t json_len, const ah_event_output *AH_NONNULL out,
+                                   char *AH_NONNULL err, size_t err_cap);
+    /* The whole settings document (text, borrowed for the call) on start (AH_UPDATE_INITIAL)
+     * and on every refresh (AH_UPDATE_REFRESH). Optional. [serialized] with `process`. */
+    void (*AH_NULLABLE update)(void *AH_NULLABLE ctx, const char *AH_NONNULL settings,
+                               size_t settings_len, int32_t kind);
+    /* The user was reset / a flush was asked for. Optional. [serialized] with `process`. */
+    void (*AH_NULLABLE reset)(void *AH_NULLABLE ctx);
+    void (*AH_NULLABLE flush)(void *AH_NULLABLE ctx);
+    /* Called exactly once after the plugin left the timeline (`remove`, the instance's
+     * destruction, or shutdown) and no other callback of it is running or will run: the library
+     * may free `ctx` now. Optional. Any thread. */
+    void (*AH_NULLABLE release)(void *AH_NULLABLE ctx);
+} ah_timeline_plugin;
+
+/* Owner: the host. Lifetime: as the ah_host it came from. */
+typedef struct ah_host_timeline {
+    /* sizeof(ah_host_timeline) as compiled by the host. */
+    uint32_t size;
+    /* Adds a plugin; on success writes its id (never 0) to `*out_id` and returns AH_OK. Returns
+     * AH_ERR_PERMANENT with a reason in `err` (caller-owned, `err_cap` bytes) for a description
+     * the host cannot use (unknown type, NULL `process` for an event stage, ...), and
+     * AH_ERR_RETRYABLE while the host is stopping. Plugins an instance added are removed before
+     * its `destroy` is called. [any thread], including from `create`, any hook and any plugin
+     * callback. */
+    ah_status (*AH_NONNULL add)(void *AH_NULLABLE ctx, const ah_timeline_plugin *AH_NONNULL plugin,
+                                uint64_t *AH_NONNULL out_id, char *AH_NULLABLE err, size_t err_cap);
+    /* Removes a plugin this instance added: no call starts after `remove` returns; `release`
+     * follows once a call in progress (if any) has ended, possibly on another thread.
+     * Returns AH_ERR_PERMANENT for an unknown id. [any thread], including from the plugin's own
+     * callbacks. */
+    ah_status (*AH_NONNULL remove)(void *AH_NULLABLE ctx, uint64_t id);
+} ah_host_timeline;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: the client (ABI 1.2, AH_EXT_CLIENT)
+ * ------------------------------------------------------------------------------------------- */
+
+/* The rest of what an application can do with its client (events themselves go through
+ * ah_host.send_event; an identify or alias sent that way changes the user as the call would). */
+#define AH_EXT_CLIENT "analytics-host.client/1"
+
+/* Owner: the host. Lifetime: as the ah_host it came from. Every function is [any thread]. */
+typedef struct ah_host_client {
+    /* sizeof(ah_host_client) as compiled by the host. */
+    uint32_t size;
+    /* Copies the user's traits as JSON object text into `buf` (caller-owned, `buf_cap` bytes),
+     * with the same truncation and return contract as ah_host.user_id ("{}" when none). */
+    int64_t (*AH_NONNULL traits)(void *AH_NULLABLE ctx, char *AH_NULLABLE buf, size_t buf_cap);
+    /* Resets the user (userId and traits cleared, a new anonymousId) before returning, so the
+     * next event carries the new identity; the plugins' reset hooks run later on host threads,
+     * never inside this call. */
+    ah_status (*AH_NONNULL reset)(void *AH_NULLABLE ctx);
+    /* Asks every destination to flush; returns at once without waiting for delivery. */
+    ah_status (*AH_NONNULL flush)(void *AH_NULLABLE ctx);
+    /* Copies the path of a directory private to this library's key (created by the host under
+     * its storage directory; survives restarts), same contract as ah_host.user_id. */
+    int64_t (*AH_NONNULL storage_directory)(void *AH_NULLABLE ctx, char *AH_NULLABLE buf,
+                                            size_t buf_cap);
+    /* Copies the options the application gave this library's key (a JSON object as text, "{}"
+     * when none; e.g. `analytics-host run --live-plugins FILE` gives LivePlugins
+     * {"fallbackBundle": FILE}), same contract as ah_host.user_id. */
+    int64_t (*AH_NONNULL options)(void *AH_NULLABLE ctx, char *AH_NULLABLE buf, size_t buf_cap);
+} ah_host_client;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: HTTP downloads (ABI 1.2, AH_EXT_HTTP)
+ * ------------------------------------------------------------------------------------------- */
+
+/* The host's HTTP client (https included), so a library needs no TLS stack of its own. */
+#define AH_EXT_HTTP "analytics-host.http/1"
+
+/* Receives bytes. Owner: the library that passes it; borrowed by the host for one call. */
+typedef struct ah_byte_sink {
+    void *AH_NULLABLE ctx;
+    /* Takes `len` bytes (borrowed for the call). Return AH_OK to go on; anything else stops the
+     * transfer, which then fails with AH_ERR_PERMANENT. */
+    ah_status (*AH_NONNULL write)(void *AH_NULLABLE ctx, const char *AH_NONNULL bytes, size_t len);
+} ah_byte_sink;
+
+/* Owner: the host. Lifetime: as the ah_host it came from. */
+typedef struct ah_host_http {
+    /* sizeof(ah_host_http) as compiled by the host. */
+    uint32_t size;
+    /* GETs `url` (`url_len` bytes, borrowed), following redirects, within `timeout_ms`. The body
+     * goes to `sink` on this thread before the call returns. Returns AH_OK when the server
+     * answered (any status; `*status_code` is set, e.g. 200 or 404), AH_ERR_RETRYABLE on a
+     * network error or timeout, AH_ERR_PERMANENT for a malformed URL or a sink that stopped;
+     * the reason goes to `err` (caller-owned, `err_cap` bytes). Blocking: never call it from a
+     * per-event callback. [any thread] */
+    ah_status (*AH_NONNULL get)(void *AH_NULLABLE ctx, const char *AH_NONNULL url, size_t url_len,
+                                uint32_t timeout_ms, const ah_byte_sink *AH_NONNULL sink,
+                                int32_t *AH_NONNULL status_code, char *AH_NULLABLE err,
+                                size_t err_cap);
+} ah_host_http;
 
 /* ---------------------------------------------------------------------------------------------
  * The entry function

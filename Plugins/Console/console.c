@@ -273,7 +273,7 @@ static const ah_hooks console_hooks = {
 
 static const ah_integration console_integration = {
     sizeof(ah_integration), AH_ABI_VERSION, "Console", CONSOLE_VERSION, AH_LANGUAGE_C, NULL,
-    console_create, &console_hooks,
+    console_create, &console_hooks, NULL,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -372,7 +372,7 @@ static const ah_hooks file_hooks = {
 
 static const ah_integration file_integration = {
     sizeof(ah_integration), AH_ABI_VERSION, "File", FILE_VERSION, AH_LANGUAGE_C, NULL,
-    file_create, &file_hooks,
+    file_create, &file_hooks, NULL,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -40,7 +40,8 @@ enum ExportedTables {
                 language: permanentCString(AH_LANGUAGE_SWIFT),
                 toolchain: permanentCString(SwiftToolchain.current),
                 create: hookCreate,
-                hooks: hooks))
+                hooks: hooks,
+                get_extension: nil))
             state.type = T.self
             state.integration = UnsafePointer(integration)
             return .success(UnsafePointer(integration))

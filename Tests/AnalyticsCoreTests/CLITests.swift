@@ -120,7 +120,7 @@ enum HostBinary {
         let metrics = try #require(loaded.first { $0["key"] == "Metrics" })
         #expect(metrics["language"] == "swift")
         #expect(metrics["toolchain"]?.stringValue?.isEmpty == false)
-        #expect(metrics["abiVersion"] == "1.1")
+        #expect(metrics["abiVersion"] == "1.2")
         let file = try #require(loaded.first { $0["key"] == "File" })
         #expect(file["hooks"]?.arrayValue?.contains("flush") == true)
         let refused = try #require(libraries.first { $0["status"] == "refused" })

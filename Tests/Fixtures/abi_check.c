@@ -36,8 +36,45 @@ static const ah_hooks check_hooks = {
     sizeof(ah_hooks), check_event, check_event, check_event, check_event, check_event,
     check_plain, check_plain, check_update, check_destroy, check_lifecycle,
 };
+/* 1.2: capability tables in both directions. */
+typedef char ah_check_host_extension_last[offsetof(ah_host, get_extension) > offsetof(ah_host, anonymous_id) ? 1 : -1];
+typedef char ah_check_integration_extension_last[offsetof(ah_integration, get_extension) > offsetof(ah_integration, hooks) ? 1 : -1];
+static const ah_role check_role = { sizeof(ah_role), AH_ROLE_DESTINATION | AH_ROLE_WHOLE_SETTINGS };
+static int32_t check_process(void *ctx, const char *json, size_t len, const ah_event_output *out, char *err, size_t cap) {
+    (void)ctx; (void)err; (void)cap;
+    if (out->write(out->ctx, json, len) != AH_OK) return AH_EVENT_ERROR;
+    return len ? AH_EVENT_REPLACE : (len == 1 ? AH_EVENT_DROP : AH_EVENT_KEEP);
+}
+static ah_status check_sink(void *ctx, const char *bytes, size_t len) { (void)ctx; (void)bytes; (void)len; return AH_OK; }
+static void check_plugin_ctx(void *ctx) { (void)ctx; }
+static void check_plugin_update(void *ctx, const char *s, size_t len, int32_t kind) { (void)ctx; (void)s; (void)len; (void)kind; }
+/* Uses every 1.2 host table once (never called: this file is only compiled). */
+void ah_check_host_tables(const ah_host *host);
+void ah_check_host_tables(const ah_host *host) {
+    const ah_host_timeline *timeline = (const ah_host_timeline *)host->get_extension(host->ctx, AH_EXT_TIMELINE);
+    const ah_host_client *client = (const ah_host_client *)host->get_extension(host->ctx, AH_EXT_CLIENT);
+    const ah_host_http *http = (const ah_host_http *)host->get_extension(host->ctx, AH_EXT_HTTP);
+    ah_timeline_plugin plugin = { sizeof(ah_timeline_plugin), AH_PLUGIN_ENRICHMENT, AH_PLUGIN_THREAD_SAFE | AH_PLUGIN_FAIL_CLOSED,
+        "check", NULL, NULL, check_process, check_plugin_update, check_plugin_ctx, check_plugin_ctx, check_plugin_ctx };
+    uint64_t id = 0;
+    char err[AH_ERROR_CAPACITY_MIN];
+    if (timeline && timeline->add(host->ctx, &plugin, &id, err, sizeof err) == AH_OK) timeline->remove(host->ctx, id);
+    if (client) { client->traits(host->ctx, NULL, 0); client->reset(host->ctx); client->flush(host->ctx);
+                  client->storage_directory(host->ctx, NULL, 0); client->options(host->ctx, NULL, 0); }
+    if (http) {
+        ah_byte_sink sink = { NULL, check_sink };
+        int32_t status = 0;
+        http->get(host->ctx, "http://127.0.0.1/", 17, 1000, &sink, &status, err, sizeof err);
+    }
+    (void)AH_PLUGIN_BEFORE; (void)AH_PLUGIN_AFTER; (void)AH_PLUGIN_UTILITY;
+}
+static const void *check_get_extension(const char *id) {
+    return id[0] == 'a' ? (const void *)&check_role : NULL;
+}
+
 static const ah_integration check_integration = {
     sizeof(ah_integration), AH_ABI_VERSION, "Check", "0", AH_LANGUAGE_C, NULL, check_create, &check_hooks,
+    check_get_extension,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -5,7 +5,7 @@
 #include "analytics_plugin.h"
 
 static const ah_integration integration = {
-    sizeof(ah_integration), (2u << 16) | 0u, "FutureThing", "2.0.0", AH_LANGUAGE_C, NULL, NULL, NULL,
+    sizeof(ah_integration), (2u << 16) | 0u, "FutureThing", "2.0.0", AH_LANGUAGE_C, NULL, NULL, NULL, NULL,
 };
 
 #ifdef V2_SYMBOL

@@ -34,7 +34,7 @@ static const ah_integration integration __attribute__((unused)) = {
 #else
     "Broken",
 #endif
-    "1.0.0", NULL, NULL, create, &hooks,
+    "1.0.0", NULL, NULL, create, &hooks, NULL,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -25,7 +25,7 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
 
 static const ah_hooks hooks = { sizeof(ah_hooks), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, destroy, NULL };
 static const ah_integration integration = {
-    sizeof(ah_integration), AH_ABI_VERSION, "NeedsKey", "1.2.3", NULL, NULL, create, &hooks,
+    sizeof(ah_integration), AH_ABI_VERSION, "NeedsKey", "1.2.3", NULL, NULL, create, &hooks, NULL,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -47,7 +47,7 @@ static const ah_hooks hooks = {
 };
 
 static const ah_integration integration = {
-    sizeof(ah_integration), AH_ABI_VERSION, KEY, "1.0.0", AH_LANGUAGE_C, NULL, noop_create, &hooks,
+    sizeof(ah_integration), AH_ABI_VERSION, KEY, "1.0.0", AH_LANGUAGE_C, NULL, noop_create, &hooks, NULL,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -54,8 +54,8 @@ static const struct {
 };
 
 static const ah_integration integration = {
-    sizeof(ah_integration), (1u << 16) | 0u, "OldTimer", "0.9.0", AH_LANGUAGE_C, NULL, create,
-    (const ah_hooks *)(const void *)&table.hooks,
+    offsetof(ah_integration, get_extension) /* the 1.0 layout */, (1u << 16) | 0u, "OldTimer", "0.9.0", AH_LANGUAGE_C, NULL, create,
+    (const ah_hooks *)(const void *)&table.hooks, NULL,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -49,7 +49,7 @@ static ah_instance *create(const ah_host *host, const char *s, size_t len, char 
 
 static const ah_hooks hooks = { sizeof(ah_hooks), NULL, track, NULL, NULL, NULL, NULL, NULL, NULL, destroy, NULL };
 static const ah_integration integration = {
-    sizeof(ah_integration), AH_ABI_VERSION, "Echo", "1.0.0", AH_LANGUAGE_C, NULL, create, &hooks,
+    sizeof(ah_integration), AH_ABI_VERSION, "Echo", "1.0.0", AH_LANGUAGE_C, NULL, create, &hooks, NULL,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

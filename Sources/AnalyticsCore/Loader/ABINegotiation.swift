@@ -6,8 +6,8 @@ import CAnalyticsABI
 enum ABINegotiation {
     typealias EntryFunction = @convention(c) (UInt32, UnsafeMutablePointer<CChar>, Int) -> UnsafePointer<ah_integration>?
 
-    /// `ah_integration` as in ABI 1.0 (no field added since).
-    static let integrationMinimumSize = MemoryLayout<ah_integration>.size
+    /// `ah_integration` as in ABI 1.0: up to and including `hooks` (1.2 appended `get_extension`).
+    static let integrationMinimumSize = MemoryLayout<ah_integration>.offset(of: \ah_integration.get_extension)!
     /// `ah_hooks` as in ABI 1.0: up to and including `destroy`.
     static let hooksMinimumSize = MemoryLayout<ah_hooks>.offset(of: \ah_hooks.lifecycle)!
 

@@ -19,7 +19,8 @@ final class HostServicesTable: @unchecked Sendable {
             log: hostLog,
             send_event: hostSendEvent,
             user_id: hostUserId,
-            anonymous_id: hostAnonymousId))
+            anonymous_id: hostAnonymousId,
+            get_extension: hostGetExtension))
         table.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
     }
 
@@ -62,6 +63,12 @@ private func hostSendEvent(_ ctx: UnsafeMutableRawPointer?, _ json: UnsafePointe
     case .retryable: return ah_status(AH_ERR_RETRYABLE)
     case .permanent: return ah_status(AH_ERR_PERMANENT)
     }
+}
+
+/// ABI 1.2 capability lookup. No host capability table is offered yet: every id answers NULL,
+/// which the header defines as "this host does not offer it".
+private func hostGetExtension(_ ctx: UnsafeMutableRawPointer?, _ id: UnsafePointer<CChar>) -> UnsafeRawPointer? {
+    nil
 }
 
 private func hostUserId(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int64 {
