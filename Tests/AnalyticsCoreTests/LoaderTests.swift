@@ -26,7 +26,7 @@ import Testing
         let info = try #require(result.libraries.first).info
         #expect(info.key == "Noop")
         #expect(info.version == "1.0.0")
-        #expect(info.abiVersion == ABIVersion(major: 1, minor: 1))
+        #expect(info.abiVersion == ABIVersion.host)
         #expect(info.language == "c")
         #expect(info.toolchain == nil)
         #expect(info.file.hasSuffix("/libnoop.so"))

@@ -12,11 +12,12 @@ static void host_log(void *ctx, int32_t level, const char *text, size_t len) {
 }
 static ah_status host_send(void *ctx, const char *json, size_t len) { (void)ctx; (void)json; (void)len; return AH_OK; }
 static int64_t host_id(void *ctx, char *buf, size_t cap) { (void)ctx; if (cap) buf[0] = 0; return -1; }
+static const void *host_extension(void *ctx, const char *id) { (void)ctx; (void)id; return NULL; }
 
 int main(int argc, char **argv) {
     static char line[65536];
     char err[AH_ERROR_CAPACITY_MIN];
-    ah_host host = { sizeof(ah_host), AH_ABI_VERSION, NULL, host_log, host_send, host_id, host_id };
+    ah_host host = { sizeof(ah_host), AH_ABI_VERSION, NULL, host_log, host_send, host_id, host_id, host_extension };
     void *lib;
     ah_entry_fn entry;
     const ah_integration *integration;

@@ -35,7 +35,7 @@ static const struct future_hooks hooks = {
 
 static const struct future_integration integration = {
     { sizeof(struct future_integration), (1u << 16) | (AH_ABI_MINOR + 5u), "Futurist", "3.0.0", AH_LANGUAGE_C,
-      NULL, create, &hooks.current },
+      NULL, create, &hooks.current, NULL },
     "a field this host does not know",
 };
 
