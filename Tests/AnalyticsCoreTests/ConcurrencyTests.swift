@@ -53,14 +53,12 @@ final class BlockingDestination: DestinationPlugin {
         analytics.add(plugin: fast)
         analytics.track("first")
         slow.entered.wait()  // the slow destination is now stuck inside its hook
-        let start = monotonicSeconds()
+        // Every call returns while Slow is still stuck: were callers held by it, this would hang.
         for i in 0..<20_000 { analytics.track("e\(i)") }
-        let callerTime = monotonicSeconds() - start
         // flush gives up on Slow after its bounded wait but Fast has everything.
         #expect(analytics.flush() == false)
         #expect(fast.events.count == 20_001)
         #expect(slow.received == 1)
-        #expect(callerTime < 2.0, "callers are not held up by a blocked destination")
         slow.gate.signal()
         #expect(analytics.timeline.flush(timeout: 10))
         #expect(slow.received == 20_001)
