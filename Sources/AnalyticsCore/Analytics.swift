@@ -17,8 +17,10 @@ public final class Analytics: Sendable {
     public let pluginScan: PluginLoader.ScanResult
     /// Factories: the configured ones, then one per loaded library.
     private let factories: [IntegrationFactory]
-    /// Destinations this client made from factories, by key.
-    private let madeByFactory = Locked<[String: DestinationPlugin]>([:])
+    /// Plugins (destinations, and libraries that are not destinations) made from factories, by key.
+    private let madeByFactory = Locked<[String: Plugin]>([:])
+    /// Plugins for destinations' own timelines, by destination key (libraries add them, ABI 1.2).
+    let scopedPlugins = ScopedPlugins()
     let report: @Sendable (AnalyticsError) -> Void
     let log: @Sendable (LogLevel, String) -> Void
 
@@ -57,7 +59,9 @@ public final class Analytics: Sendable {
         timeline.configureClient(self, queueCapacity: configuration.destinationQueueCapacity,
                                  overflow: configuration.destinationOverflow, report: report)
         for problem in pluginScan.problems { report(problem.analyticsError) }
-        let provided = Set(factories.map(\.key))
+        var provided = Set(factories.map(\.key))
+        // Options for libraries also count as the host knowing the key.
+        provided.formUnion(configuration.pluginOptions.keys)
         for key in settings.integrations.keys where !provided.contains(key) {
             log(.info, "settings name \"\(key)\" but no integration provides it here (a cloud-mode destination?)")
         }
@@ -88,12 +92,19 @@ public final class Analytics: Sendable {
             if destination.key != RoutingRules.segmentDestinationKey {
                 destination.addDestinationFilters(random: configuration.randomSource)
             }
+            // Then the plugins libraries scoped to this key, before the first event arrives.
+            scopedPlugins.destinationAdded(key: destination.key, timeline: destination.timeline)
         }
         timeline.add(plugin)
         return plugin
     }
 
-    public func remove(plugin: Plugin) { timeline.remove(plugin) }
+    public func remove(plugin: Plugin) {
+        timeline.remove(plugin)
+        if let destination = plugin as? DestinationPlugin, plugin.type == .destination {
+            scopedPlugins.destinationRemoved(key: destination.key, timeline: destination.timeline)
+        }
+    }
 
     /// The destination with this key.
     public func find(key: String) -> DestinationPlugin? { timeline.find(key: key) }
@@ -151,19 +162,19 @@ public final class Analytics: Sendable {
         for factory in factories {
             let key = factory.key
             let existing = madeByFactory.withLock { $0[key] }
-            switch (settings.integrationSettings(forKey: key), existing) {
+            switch (factory.creationSettings(from: settings), existing) {
             case (let options?, nil):
                 do {
-                    let destination = try factory.create(settings: options, analytics: self)
-                    madeByFactory.withLock { $0[key] = destination }
-                    add(plugin: destination)
+                    let plugin = try factory.makePlugin(settings: options, analytics: self)
+                    madeByFactory.withLock { $0[key] = plugin }
+                    add(plugin: plugin)
                 } catch {
                     report(.plugin(name: key, message: "could not be created: \(error)"))
                 }
-            case (nil, let destination?):
+            case (nil, let plugin?):
                 madeByFactory.withLock { $0[key] = nil }
-                remove(plugin: destination)
-                log(.info, "destination \(key) removed: its key left the settings")
+                remove(plugin: plugin)
+                log(.info, "\(plugin is DestinationPlugin ? "destination" : "plugin") \(key) removed: the settings no longer ask for it")
             default:
                 break
             }
@@ -283,6 +294,23 @@ public final class Analytics: Sendable {
         persistUser()
         timeline.reset()
     }
+
+    /// `AH_EXT_CLIENT.reset`: the user is reset before returning (so the next event carries the
+    /// new identity); the plugins' reset runs later on another thread, never inside the caller's
+    /// call (a library asks from inside its own hooks). Source middleware may stop it, as for `reset()`.
+    func resetUserNowAndPluginsLater() {
+        guard timeline.allows(.reset) else { return }
+        user.withLock { state in
+            state.userId = nil
+            state.traits = [:]
+            state.anonymousId = MessageID.make()
+        }
+        persistUser()
+        DispatchQueue.global().async { [self] in timeline.reset() }
+    }
+
+    /// True once `shutdown()` began: libraries can no longer add timeline plugins.
+    var isStopping: Bool { stopped.withLock { $0 } }
 
     /// Flushes every plugin and waits (at most `flushTimeout`) until every destination has drained.
     /// Source middleware sees the flush first and may stop it.

@@ -30,6 +30,9 @@ extension HostServices {
                 }
             },
             userId: { weak.value?.userId },
-            anonymousId: { weak.value?.anonymousId })
+            anonymousId: { weak.value?.anonymousId },
+            timeline: NativePluginRegistry(ownerKey: key, analytics: analytics),
+            client: .forwarding(to: analytics, key: key),
+            http: .shared)
     }
 }
