@@ -21,12 +21,16 @@ public final class Analytics: Sendable {
     private let madeByFactory = Locked<[String: Plugin]>([:])
     /// Plugins for destinations' own timelines, by destination key (libraries add them, ABI 1.2).
     let scopedPlugins = ScopedPlugins()
+    /// Events libraries sent back, run through the pipeline in order off the sender's thread.
+    private let sentBack = DispatchQueue(label: "analytics-host.sent-back")
+    private let sentBackKey = DispatchSpecificKey<Bool>()
     let report: @Sendable (AnalyticsError) -> Void
     let log: @Sendable (LogLevel, String) -> Void
 
     public init(configuration: Configuration) {
         let configuration = SegmentDestinationFactory.registering(in: configuration)
         self.configuration = configuration
+        sentBack.setSpecific(key: sentBackKey, value: true)
         let report: @Sendable (AnalyticsError) -> Void = configuration.errorHandler ?? { error in
             FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
         }
@@ -261,6 +265,26 @@ public final class Analytics: Sendable {
     /// ids default to the client's. Returns the event as it left the source stage, nil if dropped.
     @discardableResult
     public func process(payload: JSONObject) throws(EventError) -> Event? {
+        timeline.process(try prepare(payload: payload))
+    }
+
+    /// An event a library sent back (`ah_host.send_event`): checked and applied to the user now
+    /// (an identify or alias changes the user before the call returns), run through the pipeline
+    /// later on a host queue, in the order sent. A library often sends from inside one of its
+    /// callbacks, which must never be re-entered synchronously (the header's rule).
+    /// `flush()` and `shutdown()` first wait for what was sent before they were called.
+    func enqueueSentBack(payload: JSONObject) throws(EventError) {
+        let event = try prepare(payload: payload)
+        sentBack.async { [self] in _ = timeline.process(event) }
+    }
+
+    /// Waits until the events sent back so far went through the pipeline (not from that queue).
+    private func drainSentBack() {
+        if DispatchQueue.getSpecific(key: sentBackKey) == nil { sentBack.sync {} }
+    }
+
+    /// A message as the pipeline takes it: user state applied, ids and defaults filled, validated.
+    private func prepare(payload: JSONObject) throws(EventError) -> Event {
         var event = try Event(payload: payload)
         // An identify or alias read from input is that call: it changes who the user is.
         if event.type == .identify || event.type == .alias, let newId = event.userId, !newId.isEmpty {
@@ -277,7 +301,7 @@ public final class Analytics: Sendable {
         if event.timestamp == nil { event.timestamp = ISOTimestamp.now() }
         if event.payload["integrations"] == nil { event.payload["integrations"] = [:] }
         try event.validate()
-        return timeline.process(event)
+        return event
     }
 
     // MARK: Reset, flush, shutdown
@@ -317,6 +341,7 @@ public final class Analytics: Sendable {
     @discardableResult
     public func flush() -> Bool {
         guard timeline.allows(.flush) else { return true }
+        drainSentBack()
         return timeline.flush(timeout: configuration.flushTimeout)
     }
 
@@ -327,7 +352,10 @@ public final class Analytics: Sendable {
         let already = stopped.withLock { s -> Bool in defer { s = true }; return s }
         if already { return true }
         refresher.withLock { $0 }?.stop()
+        drainSentBack()
         let flushed = timeline.flush(timeout: configuration.flushTimeout)
+        // What libraries sent while flushing reaches the destinations' queues before they stop.
+        drainSentBack()
         let stoppedInTime = timeline.shutdown(timeout: configuration.flushTimeout)
         persistUser()
         return flushed && stoppedInTime

@@ -232,6 +232,18 @@ import Testing
         #expect(c.analytics.shutdown())
     }
 
+    @Test func anEventSentFromInsideACallbackComesBackLaterThroughTheSamePlugin() throws {
+        let rec = RecordingDestination("Rec")
+        let c = try ExtensionClient(libraries: [Self.tl], settings: ["integrations": ["Rec": [:]]], recorders: [rec])
+        c.analytics.track("SendBack")
+        #expect(c.lines(of: "Timeliner").contains("sent back: 0"))
+        #expect(c.analytics.flush())
+        #expect(c.lines(of: "Timeliner").contains("echo came back"))
+        #expect(rec.names == ["SendBack", "Echo"])
+        #expect(rec.events[1].anonymousId == c.analytics.anonymousId)
+        #expect(c.analytics.shutdown())
+    }
+
     @Test func aLibraryThatIsBothDestinationAndWholeSettingsGetsEventsWithoutAnEntry() throws {
         let c = try ExtensionClient(libraries: [ExtensionClient.Library(name: "t", defines: ["ROLE=3", "NO_PLUGIN"])],
                                     settings: ["integrations": ["Other": [:]], "edgeFunction": [:]])
@@ -261,5 +273,30 @@ import Testing
         let old = try PluginLoader().load(file: try FixtureBuilder.library("old_minor", in: dir))
         #expect(old.info.role == .destination)
         #expect(old.info.abiVersion == ABIVersion(major: 1, minor: 0))
+    }
+}
+
+/// 1.0 and 1.1 libraries under a 1.2 host: destinations, as they always were.
+@Suite struct OlderMinorTests {
+    @Test func aLibraryBuiltFor11LoadsAsADestinationAndHearsItsLifecycle() throws {
+        let c = try ExtensionClient(libraries: [ExtensionClient.Library(fixture: "v11_minor", name: "v11")],
+                                    settings: ["integrations": ["MidTimer": [:]]])
+        let destination = try #require(c.analytics.find(key: "MidTimer") as? NativeDestination)
+        #expect(destination.integration.library.info.abiVersion == ABIVersion(major: 1, minor: 1))
+        #expect(destination.integration.library.info.role == .destination)
+        c.analytics.track("Old")
+        #expect(c.analytics.shutdown())
+        #expect(c.lines(of: "MidTimer") == ["v1.1 started", "v1.1 track", "v1.1 stopping"])
+    }
+
+    @Test func aLibraryBuiltFor10IsCreatedOnlyWhenNamedAndGetsEvents() throws {
+        let c = try ExtensionClient(libraries: [ExtensionClient.Library(fixture: "old_minor", name: "old")],
+                                    settings: ["integrations": [:]])
+        #expect(c.analytics.find(key: "OldTimer") == nil)
+        c.analytics.update(settings: Settings(["integrations": ["OldTimer": [:]]]))
+        c.analytics.track("Old")
+        #expect(c.analytics.shutdown())
+        #expect(c.lines(of: "OldTimer").count == 1)
+        #expect(c.lines(of: "OldTimer").first?.hasPrefix("old track ") == true)
     }
 }

@@ -142,6 +142,13 @@ static int32_t process(void *ctx, const char *json, size_t len, const ah_event_o
         logf_(p->owner, AH_LOG_INFO, "client reset: %d", (int)p->owner->client->reset(p->owner->host->ctx));
     } else if (has_event(json, len, "FlushAll")) {
         logf_(p->owner, AH_LOG_INFO, "client flush: %d", (int)p->owner->client->flush(p->owner->host->ctx));
+    } else if (has_event(json, len, "SendBack")) {
+        /* A new event from inside the callback: it comes back through this same plugin later. */
+        static const char echo[] = "{\"type\":\"track\",\"event\":\"Echo\",\"properties\":{\"from\":\"plugin\"}}";
+        ah_status st = p->owner->host->send_event(p->owner->host->ctx, echo, sizeof echo - 1);
+        logf_(p->owner, AH_LOG_INFO, "sent back: %d", (int)st);
+    } else if (has_event(json, len, "Echo")) {
+        logf_(p->owner, AH_LOG_INFO, "echo came back");
     } else if (has_event(json, len, "Slow")) {
         sleep_ms(2);
     }
