@@ -14,16 +14,20 @@ final class ExtensionClient: Sendable {
         var fixture = "timeline_plugins"
         var name: String
         var defines: [String] = []
+        /// A package source built with `make plugins`'s flags instead of a fixture (e.g. an example).
+        var source: String? = nil
     }
 
     init(libraries: [Library], settings: JSONObject, recorders: [RecordingDestination] = [],
          factories: [IntegrationFactory] = [], pluginOptions: [String: JSONObject] = [:],
          destinationMiddleware: [String: [Middleware]] = [:]) throws {
-        directory = try FixtureBuilder.makeDirectory()
+        let directory = try FixtureBuilder.makeDirectory()
+        self.directory = directory
         storage = directory + "/state"
         var loaded: [IntegrationFactory] = []
         for library in libraries {
-            let file = try FixtureBuilder.library(library.fixture, in: directory, as: "lib\(library.name).so", defines: library.defines)
+            let file = try library.source.map { try FixtureBuilder.plugin($0, in: directory, as: "lib\(library.name).so") }
+                ?? FixtureBuilder.library(library.fixture, in: directory, as: "lib\(library.name).so", defines: library.defines)
             loaded.append(NativeIntegrationFactory(library: try PluginLoader().load(file: file)))
         }
         let errors = ErrorLog()
