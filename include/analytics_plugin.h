@@ -474,7 +474,8 @@ typedef struct ah_host_timeline {
      * the host cannot use (`size` smaller than the /1 layout, unknown type or flag, NULL
      * `process` for an event stage, empty name, ...), and AH_ERR_RETRYABLE while the host is
      * stopping or the instance is being destroyed. Plugins an instance added are removed, and
-     * released, before its `destroy` is called. [any thread], including from `create`, any hook and any plugin
+     * released, before its `destroy` is called; a `create` that fails should remove those it
+     * added (the host removes any left, calling their `release`, before it reports the failure). [any thread], including from `create`, any hook and any plugin
      * callback. */
     ah_status (*AH_NONNULL add)(void *AH_NULLABLE ctx, const ah_timeline_plugin *AH_NONNULL plugin,
                                 uint64_t *AH_NONNULL out_id, char *AH_NULLABLE err, size_t err_cap);

@@ -244,6 +244,19 @@ import Testing
         #expect(c.analytics.shutdown())
     }
 
+    @Test func aCreateThatFailsLeavesNoPluginBehind() throws {
+        let rec = RecordingDestination("Rec")
+        let c = try ExtensionClient(libraries: [ExtensionClient.Library(name: "t", defines: ["FAIL_AFTER_ADD"])],
+                                    settings: ["integrations": ["Rec": [:]]], recorders: [rec])
+        #expect(c.errors.messages.contains { $0.contains("create of integration \"Timeliner\" failed: failing after add") })
+        #expect(c.lines(of: "Timeliner", starting: "release Timeliner count=1").count == 1)
+        #expect(!c.analytics.timeline.plugins(of: .before).contains { $0 is NativeTimelinePlugin })
+        c.analytics.track("Drop")
+        #expect(c.analytics.flush())
+        #expect(rec.names == ["Drop"])
+        #expect(c.analytics.shutdown())
+    }
+
     @Test func aLibraryThatIsBothDestinationAndWholeSettingsGetsEventsWithoutAnEntry() throws {
         let c = try ExtensionClient(libraries: [ExtensionClient.Library(name: "t", defines: ["ROLE=3", "NO_PLUGIN"])],
                                     settings: ["integrations": ["Other": [:]], "edgeFunction": [:]])

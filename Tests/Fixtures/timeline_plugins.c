@@ -11,6 +11,7 @@
  *   PFLAGS=flags           AH_PLUGIN_THREAD_SAFE | AH_PLUGIN_FAIL_CLOSED (default 0)
  *   PNAME="tl"             the plugin's name (default: the library key)
  *   NO_PLUGIN              add no plugin in create
+ *   FAIL_AFTER_ADD         create adds its plugin, then fails without removing it
  *
  * The plugin's answer depends on the track event's name: "Drop" drops, "Replace" is replaced by
  * the same event named "Replaced", "Fail" fails, "BadReplace" writes text that is not JSON,
@@ -231,6 +232,11 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
 
 #ifndef NO_PLUGIN
     if (!add_plugin(self, PNAME, STAGE, SCOPE, PFLAGS, err, cap)) { free(self); return NULL; }
+#endif
+#ifdef FAIL_AFTER_ADD
+    /* Fails with its plugin still added (and keeps `self`, which the plugin's release uses). */
+    snprintf(err, cap, "failing after add");
+    return NULL;
 #endif
     return self;
 }

@@ -26,6 +26,10 @@ public final class NativeExtension: EventPlugin, @unchecked Sendable {
         self.thread = InstanceThread(name: "plugin \(integration.key)")
     }
 
+    /// Without a `shutdown` (the client was dropped), the thread still ends; the instance is
+    /// destroyed by `NativeIntegration`'s deinit.
+    deinit { thread.stop(timeout: 0) {} }
+
     /// The timeline plugins the instance added, in order.
     public var plugins: [NativeTimelinePlugin] { integration.timelinePlugins }
 
