@@ -88,6 +88,13 @@ import Testing
         #expect(c.analytics.flush())
         #expect(rec.names == ["Keep"])
         #expect(c.errors.messages == ["plugin Timeliner: process failed: fixture failure in Timeliner; event dropped (fail-closed)"])
+        // A plugin failing on every event does not flood the error handler: the first ten are
+        // reported, then one in a thousand; every failure is counted.
+        for _ in 0..<1_998 { c.analytics.track("Fail") }
+        #expect(c.errors.messages.count == 11)
+        #expect(c.errors.messages.last == "plugin Timeliner: process failed: fixture failure in Timeliner; event dropped (fail-closed) (1000 failures so far; further ones are reported one in 1000)")
+        let plugin = try #require(c.analytics.timeline.plugins(of: .before).compactMap { $0 as? NativeTimelinePlugin }.first)
+        #expect(plugin.errors == 1_999)
         #expect(c.analytics.shutdown())
     }
 

@@ -120,12 +120,19 @@ public final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
     static let errorCapacity = max(512, Int(AH_ERROR_CAPACITY_MIN))
 
     /// Counts and reports a failure; the event goes on unchanged unless the plugin fails closed.
+    /// The first failures are reported one by one, then one in a thousand with the count, so a
+    /// plugin that fails on every event cannot flood the error handler.
     private func failed(_ event: Event, _ message: String) -> Event? {
-        errorCount.wrappingAdd(1, ordering: .relaxed)
-        let analytics = client.value
-        analytics?.report(.plugin(name: name, message: message + (failClosed ? "; event dropped (fail-closed)" : "; event passed on unchanged")))
+        let count = errorCount.wrappingAdd(1, ordering: .relaxed).newValue
+        if count <= Self.reportedOneByOne || count % 1000 == 0 {
+            var text = message + (failClosed ? "; event dropped (fail-closed)" : "; event passed on unchanged")
+            if count > Self.reportedOneByOne { text += " (\(count) failures so far; further ones are reported one in 1000)" }
+            client.value?.report(.plugin(name: name, message: text))
+        }
         return failClosed ? nil : event
     }
+
+    static let reportedOneByOne = 10
 
     // MARK: Settings, reset, flush
 
@@ -165,16 +172,12 @@ public final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
 
     // MARK: Removal and release
 
-    /// Registers a call in progress; false once the plugin was removed.
+    /// Registers a call in progress; false once the plugin was removed (the registration is then
+    /// undone, which may be what releases the plugin).
     @inline(__always)
     private func enter() -> Bool {
-        var current = calls.load(ordering: .relaxed)
-        while current & 1 == 0 {
-            let (exchanged, original) = calls.weakCompareExchange(expected: current, desired: current + 2,
-                                                                  successOrdering: .acquiring, failureOrdering: .relaxed)
-            if exchanged { return true }
-            current = original
-        }
+        if calls.add(2, ordering: .acquiringAndReleasing).oldValue & 1 == 0 { return true }
+        leave()
         return false
     }
 
