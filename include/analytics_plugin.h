@@ -503,7 +503,8 @@ typedef struct ah_host_client {
     int64_t (*AH_NONNULL traits)(void *AH_NULLABLE ctx, char *AH_NULLABLE buf, size_t buf_cap);
     /* Resets the user (userId and traits cleared, a new anonymousId) before returning, so the
      * next event carries the new identity; the plugins' reset hooks run later on host threads,
-     * never inside this call. */
+     * never inside this call. Source middleware may stop it, as it may stop the application's
+     * reset (then nothing changes and AH_OK is still returned). */
     ah_status (*AH_NONNULL reset)(void *AH_NULLABLE ctx);
     /* Asks every destination to flush; returns at once without waiting for delivery. */
     ah_status (*AH_NONNULL flush)(void *AH_NULLABLE ctx);

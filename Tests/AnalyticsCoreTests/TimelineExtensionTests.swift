@@ -251,6 +251,34 @@ import Testing
         #expect(c.analytics.shutdown())
     }
 
+    @Test func utilityAndAfterPluginsSitWhereTheirTypeSays() throws {
+        let rec = RecordingDestination("Rec")
+        let c = try ExtensionClient(libraries: [
+            ExtensionClient.Library(name: "u", defines: ["KEY=\"Util\"", "STAGE=AH_PLUGIN_UTILITY"]),
+            ExtensionClient.Library(name: "a", defines: ["KEY=\"After\"", "STAGE=AH_PLUGIN_AFTER"]),
+        ], settings: ["integrations": ["Rec": [:]]], recorders: [rec])
+        #expect(c.analytics.timeline.plugins(of: .utility).contains { ($0 as? NativeTimelinePlugin)?.name == "Util" })
+        #expect(c.analytics.timeline.plugins(of: .after).contains { ($0 as? NativeTimelinePlugin)?.name == "After" })
+        // "Drop" at the after stage ends the event after fan-out: destinations still get it.
+        c.analytics.track("Drop")
+        c.analytics.reset()
+        #expect(c.analytics.flush())
+        #expect(rec.names == ["Drop"])
+        #expect(c.lines(of: "Util").contains("plugin Util reset") && c.lines(of: "Util").contains("plugin Util flush"))
+        #expect(c.analytics.shutdown())
+        // The utility plugin never saw an event.
+        #expect(c.lines(of: "Util", starting: "release").first == "release Util count=1 calls=0 max_concurrency=0 inside=0")
+        #expect(c.lines(of: "After", starting: "release").first == "release After count=1 calls=1 max_concurrency=1 inside=0")
+    }
+
+    @Test func aDescriptionTheHostCannotUseIsRefusedWithTheReason() throws {
+        let c = try ExtensionClient(libraries: [ExtensionClient.Library(name: "t", defines: ["STAGE=7"])],
+                                    settings: ["integrations": [:]])
+        #expect(c.errors.messages.contains("plugin Timeliner: add refused: unknown plugin type 7 (expected AH_PLUGIN_BEFORE, _ENRICHMENT, _AFTER or _UTILITY)"))
+        #expect(c.errors.messages.contains { $0.contains("create of integration \"Timeliner\" failed: unknown plugin type 7") })
+        #expect(c.analytics.shutdown())
+    }
+
     @Test func aCreateThatFailsLeavesNoPluginBehind() throws {
         let rec = RecordingDestination("Rec")
         let c = try ExtensionClient(libraries: [ExtensionClient.Library(name: "t", defines: ["FAIL_AFTER_ADD"])],
