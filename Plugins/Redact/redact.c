@@ -176,8 +176,8 @@ static size_t json_quote(const char *text, char *out, size_t cap) {
 /* ---- Configuration ---- */
 
 /* Reads integrations.Redact from the whole settings document. Never fails: what it cannot use
- * is logged and left out. */
-static struct config *read_config(ah_instance *self, const char *settings, size_t len) {
+ * is left out, and logged unless `quiet` (the host repeats the settings in the first `update`). */
+static struct config *read_config(ah_instance *self, const char *settings, size_t len, int quiet) {
     struct config *c = (struct config *)calloc(1, sizeof *c);
     const char *end = settings + len, *own_end = NULL, *paths_end = NULL, *mask_end = NULL;
     char mask[256] = DEFAULT_MASK;
@@ -193,20 +193,20 @@ static struct config *read_config(ah_instance *self, const char *settings, size_
                 if (c->count < MAX_PATHS && *p == '"' && read_string(p, next, c->paths[c->count], sizeof c->paths[0])
                     && c->paths[c->count][0]) {
                     c->count++;
-                } else {
+                } else if (!quiet) {
                     say(self, AH_LOG_WARN, "%s", "a path that is not a non-empty string (or more than 64) is ignored");
                 }
                 p = skip_ws(next, paths_end);
                 if (p < paths_end && *p == ',') p = skip_ws(p + 1, paths_end);
             }
-        } else if (paths) {
+        } else if (paths && !quiet) {
             say(self, AH_LOG_WARN, "%s", "\"paths\" must be an array of strings; nothing is masked");
         }
         const char *m = find_path(own, own_end, "mask", &mask_end);
-        if (m && !read_string(m, mask_end, mask, sizeof mask)) say(self, AH_LOG_WARN, "%s", "\"mask\" must be a string");
+        if (m && !read_string(m, mask_end, mask, sizeof mask) && !quiet) say(self, AH_LOG_WARN, "%s", "\"mask\" must be a string");
     }
     c->mask_len = json_quote(mask, c->mask_json, sizeof c->mask_json);
-    for (int i = 0; i < c->count; i++) say(self, AH_LOG_INFO, "masking %s", c->paths[i]);
+    for (int i = 0; i < c->count && !quiet; i++) say(self, AH_LOG_INFO, "masking %s", c->paths[i]);
     return c;
 }
 
@@ -256,7 +256,7 @@ static int32_t process(void *ctx, const char *json, size_t len, const ah_event_o
 
 static void plugin_update(void *ctx, const char *settings, size_t len, int32_t kind) {
     ah_instance *self = (ah_instance *)ctx;
-    struct config *next = read_config(self, settings, len);
+    struct config *next = read_config(self, settings, len, 0);
     (void)kind;
     if (!next) return;  /* keep the old configuration */
     free(self->config);
@@ -273,7 +273,7 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
     if (!self) { snprintf(err, cap, "out of memory"); return NULL; }
     self->host = host;
     self->timeline = timeline;
-    self->config = read_config(self, settings, len);
+    self->config = read_config(self, settings, len, 1);
 
     ah_timeline_plugin plugin;
     memset(&plugin, 0, sizeof plugin);
