@@ -51,9 +51,21 @@ final class ExtensionClient: Sendable {
     deinit { FixtureBuilder.remove(directory) }
 
     var lines: [String] { logs.withLock { $0 } }
-    /// Log lines of library `key`, without the "key: " prefix.
+    /// Log lines of library `key`, without the "key: " prefix (and without the fixture's
+    /// "thread <hook> <id>" lines, which `threads(of:)` reads).
     func lines(of key: String) -> [String] {
+        allLines(of: key).filter { !$0.hasPrefix("thread ") }
+    }
+    func allLines(of key: String) -> [String] {
         lines.compactMap { $0.hasPrefix(key + ": ") ? String($0.dropFirst(key.count + 2)) : nil }
+    }
+    /// The threads library `key`'s instance hooks ran on: (hook, pthread id).
+    func threads(of key: String) -> [(hook: String, thread: UInt)] {
+        allLines(of: key).compactMap { line in
+            let parts = line.split(separator: " ")
+            guard parts.count == 3, parts[0] == "thread", let id = UInt(parts[2]) else { return nil }
+            return (String(parts[1]), id)
+        }
     }
     func lines(of key: String, starting prefix: String) -> [String] { lines(of: key).filter { $0.hasPrefix(prefix) } }
 }

@@ -30,6 +30,11 @@ import Testing
         #expect(Array(c.lines(of: "Timeliner").suffix(4)) == [
             "instance lifecycle 1", "instance flush", "release Timeliner count=1 calls=0 max_concurrency=0 inside=0", "destroy",
         ])
+        // Every instance call ran on one host thread of its own (not the test's, not a worker's).
+        let threads = c.threads(of: "Timeliner")
+        #expect(Set(threads.map(\.hook)) == ["lifecycle", "update", "flush", "destroy"])
+        #expect(Set(threads.map(\.thread)).count == 1)
+        #expect(threads.first?.thread != UInt(bitPattern: Int(bitPattern: pthread_self())))
         #expect(c.errors.messages.isEmpty)
     }
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 #include "analytics_plugin.h"
 
 #ifndef KEY
@@ -272,23 +273,34 @@ static void fetch_if_asked(ah_instance *self) {
     logf_(self, AH_LOG_INFO, "http result=%d status=%d body=%s err=%s", (int)st, (int)status, b.text, err);
 }
 
+/* Which thread runs an instance hook: "thread <hook> <id>". */
+static void log_thread(ah_instance *self, const char *hook) {
+    char line[96];
+    int n = snprintf(line, sizeof line, "thread %s %lu", hook, (unsigned long)pthread_self());
+    if (n > 0) self->host->log(self->host->ctx, AH_LOG_DEBUG, line, (size_t)n);
+}
+
 static ah_status update(ah_instance *self, const char *settings, size_t len, int32_t kind, char *err, size_t cap) {
     (void)err; (void)cap;
+    log_thread(self, "update");
     logf_(self, AH_LOG_INFO, "instance update kind=%d settings=%.*s", (int)kind, (int)(len > 600 ? 600 : len), settings);
     return AH_OK;
 }
 static ah_status reset(ah_instance *self, char *err, size_t cap) {
     (void)err; (void)cap;
+    log_thread(self, "reset");
     logf_(self, AH_LOG_INFO, "instance reset");
     return AH_OK;
 }
 static ah_status flush(ah_instance *self, char *err, size_t cap) {
     (void)err; (void)cap;
+    log_thread(self, "flush");
     logf_(self, AH_LOG_INFO, "instance flush");
     return AH_OK;
 }
 static ah_status lifecycle(ah_instance *self, int32_t phase, char *err, size_t cap) {
     (void)err; (void)cap;
+    log_thread(self, "lifecycle");
     logf_(self, AH_LOG_INFO, "instance lifecycle %d", (int)phase);
     if (phase == AH_LIFECYCLE_STARTED) fetch_if_asked(self);
     return AH_OK;
@@ -299,6 +311,7 @@ static ah_status track(ah_instance *self, const char *json, size_t len, char *er
     return AH_OK;
 }
 static void destroy(ah_instance *self) {
+    log_thread(self, "destroy");
     logf_(self, AH_LOG_INFO, "destroy");
     free(self);
 }
