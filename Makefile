@@ -30,7 +30,7 @@ bench:
 # built with this toolchain (the host refuses any other) and found by their RUNPATH at run time.
 SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration
 
-plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so swift-plugins
+plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so swift-plugins
 
 swift-plugins:
 	@mkdir -p $(PLUGINS_DIR)
@@ -50,6 +50,10 @@ $(PLUGINS_DIR)/libhello.so: Plugins/Hello/hello.c include/analytics_plugin.h
 $(PLUGINS_DIR)/libconsole.so: Plugins/Console/console.c include/analytics_plugin.h
 	@mkdir -p $(PLUGINS_DIR)
 	$(CC) -std=c99 -shared -fPIC -O2 -I include -o $@ Plugins/Console/console.c
+
+$(PLUGINS_DIR)/libredact.so: Plugins/Redact/redact.c include/analytics_plugin.h
+	@mkdir -p $(PLUGINS_DIR)
+	$(CC) -std=c99 -shared -fPIC -O2 -I include -o $@ Plugins/Redact/redact.c
 
 # The ABI header must stay plain C99 and valid C++ (it is compiled by both kinds of plugins).
 abi-check:

@@ -352,7 +352,9 @@ typedef struct ah_integration {
  * every `update`, so it can read top-level entries such as "edgeFunction". Without
  * AH_ROLE_DESTINATION the instance is not a destination: it receives no event hooks and adds
  * timeline plugins (AH_EXT_TIMELINE) instead; its reset, flush, update, lifecycle and destroy
- * hooks are called as for any instance, from a host thread dedicated to it. */
+ * hooks are called as for any instance, from a host thread dedicated to it (a flush of the
+ * client waits for its `flush`). Order at the end: lifecycle(STOPPING), flush, its timeline
+ * plugins removed and released, destroy. */
 #define AH_ROLE_WHOLE_SETTINGS 0x2u
 
 /* Owner: the library (static). Lifetime: until the process exits. */
@@ -379,7 +381,8 @@ typedef struct ah_role {
 #define AH_PLUGIN_UTILITY 3
 
 /* ah_timeline_plugin.flags */
-/* `process` may run on several threads at once (otherwise the host serializes its calls). */
+/* `process` may run on several threads at once (otherwise the host serializes its calls).
+ * `update`, `reset` and `flush` still never overlap any other callback of the plugin. */
 #define AH_PLUGIN_THREAD_SAFE 0x1u
 /* A failed `process` drops the event (otherwise the event goes on unchanged). */
 #define AH_PLUGIN_FAIL_CLOSED 0x2u
@@ -402,9 +405,12 @@ typedef struct ah_event_output {
     /* Opaque; pass it back to `write`. */
     void *AH_NULLABLE ctx;
     /* Sets the replacement: one complete JSON object as text, `json_len` bytes, borrowed for
-     * this call only (the host copies it before returning). A later write replaces an earlier
-     * one. Returns AH_OK, or AH_ERR_PERMANENT (reason in the host log) when the text is not a
-     * JSON object or exceeds the event size limit; the event then goes on unchanged.
+     * this call only (the host parses and copies it before returning). A later write replaces an
+     * earlier one. Returns AH_OK, or AH_ERR_PERMANENT when the text is not a JSON object, not a
+     * valid event (unknown "type", a track without "event", ...) or exceeds the event size limit
+     * (32 KiB); a REPLACE answer after a refused write is then reported with the reason and
+     * counted as a failure (the event goes on unchanged, or is dropped under
+     * AH_PLUGIN_FAIL_CLOSED).
      * [serialized] with the `process` call it belongs to: call it from that call only. */
     ah_status (*AH_NONNULL write)(void *AH_NULLABLE ctx, const char *AH_NULLABLE json,
                                   size_t json_len);
@@ -412,7 +418,8 @@ typedef struct ah_event_output {
 
 /* Describes a plugin to add. Owner: the caller of `add`; the host copies the struct and its
  * strings before `add` returns, so it may live on the stack. The callbacks and `ctx` must stay
- * valid until `release` is called (or, without `release`, until the instance's `destroy`). */
+ * valid until `release` is called (or, without `release`, until the instance's `destroy`).
+ * `ctx` must be ready before `add` is called: `update` may run before `add` returns. */
 typedef struct ah_timeline_plugin {
     /* sizeof(ah_timeline_plugin) as compiled by the library. */
     uint32_t size;
@@ -426,7 +433,9 @@ typedef struct ah_timeline_plugin {
     /* NULL: the client's timeline. A destination key (NUL-terminated): that destination's own
      * timeline, where the plugin runs after the destination's middleware and destination
      * filters (which the host puts first in its before stage), in the order plugins were added
-     * to its stage. A key with no destination yet is kept and attached when one is created. */
+     * to its stage. A key with no destination yet is kept and attached when one is created;
+     * when the settings remove that destination and create it again, the plugin follows the key
+     * (leaving a destination does not release it). */
     const char *AH_NULLABLE destination;
     /* The library's context, passed back to every callback below. */
     void *AH_NULLABLE ctx;
@@ -442,7 +451,9 @@ typedef struct ah_timeline_plugin {
                                    size_t json_len, const ah_event_output *AH_NONNULL out,
                                    char *AH_NONNULL err, size_t err_cap);
     /* The whole settings document (text, borrowed for the call) on start (AH_UPDATE_INITIAL)
-     * and on every refresh (AH_UPDATE_REFRESH). Optional. [serialized] with `process`. */
+     * and on every refresh (AH_UPDATE_REFRESH). When the timeline already has settings, the
+     * INITIAL call comes from inside `add`; a destination-scoped plugin gets an INITIAL call
+     * each time it joins a (new) destination's timeline. Optional. [serialized] with `process`. */
     void (*AH_NULLABLE update)(void *AH_NULLABLE ctx, const char *AH_NONNULL settings,
                                size_t settings_len, int32_t kind);
     /* The user was reset / a flush was asked for. Optional. [serialized] with `process`. */
@@ -460,9 +471,11 @@ typedef struct ah_host_timeline {
     uint32_t size;
     /* Adds a plugin; on success writes its id (never 0) to `*out_id` and returns AH_OK. Returns
      * AH_ERR_PERMANENT with a reason in `err` (caller-owned, `err_cap` bytes) for a description
-     * the host cannot use (unknown type, NULL `process` for an event stage, ...), and
-     * AH_ERR_RETRYABLE while the host is stopping. Plugins an instance added are removed before
-     * its `destroy` is called. [any thread], including from `create`, any hook and any plugin
+     * the host cannot use (`size` smaller than the /1 layout, unknown type or flag, NULL
+     * `process` for an event stage, empty name, ...), and AH_ERR_RETRYABLE while the host is
+     * stopping or the instance is being destroyed. Plugins an instance added are removed, and
+     * released, before its `destroy` is called; a `create` that fails should remove those it
+     * added (the host removes any left, calling their `release`, before it reports the failure). [any thread], including from `create`, any hook and any plugin
      * callback. */
     ah_status (*AH_NONNULL add)(void *AH_NULLABLE ctx, const ah_timeline_plugin *AH_NONNULL plugin,
                                 uint64_t *AH_NONNULL out_id, char *AH_NULLABLE err, size_t err_cap);
@@ -490,12 +503,14 @@ typedef struct ah_host_client {
     int64_t (*AH_NONNULL traits)(void *AH_NULLABLE ctx, char *AH_NULLABLE buf, size_t buf_cap);
     /* Resets the user (userId and traits cleared, a new anonymousId) before returning, so the
      * next event carries the new identity; the plugins' reset hooks run later on host threads,
-     * never inside this call. */
+     * never inside this call. Source middleware may stop it, as it may stop the application's
+     * reset (then nothing changes and AH_OK is still returned). */
     ah_status (*AH_NONNULL reset)(void *AH_NULLABLE ctx);
     /* Asks every destination to flush; returns at once without waiting for delivery. */
     ah_status (*AH_NONNULL flush)(void *AH_NULLABLE ctx);
-    /* Copies the path of a directory private to this library's key (created by the host under
-     * its storage directory; survives restarts), same contract as ah_host.user_id. */
+    /* Copies the path of a directory private to this library's key (created by the host as
+     * <storage directory>/plugins/<key>, a "/" in the key read as "_"; survives restarts), same
+     * contract as ah_host.user_id (-1 when it cannot be created; the host reports why). */
     int64_t (*AH_NONNULL storage_directory)(void *AH_NULLABLE ctx, char *AH_NULLABLE buf,
                                             size_t buf_cap);
     /* Copies the options the application gave this library's key (a JSON object as text, "{}"
@@ -527,8 +542,10 @@ typedef struct ah_host_http {
      * goes to `sink` on this thread before the call returns. Returns AH_OK when the server
      * answered (any status; `*status_code` is set, e.g. 200 or 404), AH_ERR_RETRYABLE on a
      * network error or timeout, AH_ERR_PERMANENT for a malformed URL or a sink that stopped;
-     * the reason goes to `err` (caller-owned, `err_cap` bytes). Blocking: never call it from a
-     * per-event callback. [any thread] */
+     * the reason goes to `err` (caller-owned, `err_cap` bytes). `timeout_ms` 0 means the host's
+     * default (15 s); the host's HTTP client counts whole seconds (rounded up). The body is
+     * received whole, then handed to `sink` in pieces of at most 64 KiB. Blocking: never call it
+     * from a per-event callback. [any thread] */
     ah_status (*AH_NONNULL get)(void *AH_NULLABLE ctx, const char *AH_NONNULL url, size_t url_len,
                                 uint32_t timeout_ms, const ah_byte_sink *AH_NONNULL sink,
                                 int32_t *AH_NONNULL status_code, char *AH_NULLABLE err,

@@ -17,14 +17,20 @@ public final class Analytics: Sendable {
     public let pluginScan: PluginLoader.ScanResult
     /// Factories: the configured ones, then one per loaded library.
     private let factories: [IntegrationFactory]
-    /// Destinations this client made from factories, by key.
-    private let madeByFactory = Locked<[String: DestinationPlugin]>([:])
+    /// Plugins (destinations, and libraries that are not destinations) made from factories, by key.
+    private let madeByFactory = Locked<[String: Plugin]>([:])
+    /// Plugins for destinations' own timelines, by destination key (libraries add them, ABI 1.2).
+    let scopedPlugins = ScopedPlugins()
+    /// Events libraries sent back, run through the pipeline in order off the sender's thread.
+    private let sentBack = DispatchQueue(label: "analytics-host.sent-back")
+    private let sentBackKey = DispatchSpecificKey<Bool>()
     let report: @Sendable (AnalyticsError) -> Void
     let log: @Sendable (LogLevel, String) -> Void
 
     public init(configuration: Configuration) {
         let configuration = SegmentDestinationFactory.registering(in: configuration)
         self.configuration = configuration
+        sentBack.setSpecific(key: sentBackKey, value: true)
         let report: @Sendable (AnalyticsError) -> Void = configuration.errorHandler ?? { error in
             FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
         }
@@ -57,7 +63,9 @@ public final class Analytics: Sendable {
         timeline.configureClient(self, queueCapacity: configuration.destinationQueueCapacity,
                                  overflow: configuration.destinationOverflow, report: report)
         for problem in pluginScan.problems { report(problem.analyticsError) }
-        let provided = Set(factories.map(\.key))
+        var provided = Set(factories.map(\.key))
+        // Options for libraries also count as the host knowing the key.
+        provided.formUnion(configuration.pluginOptions.keys)
         for key in settings.integrations.keys where !provided.contains(key) {
             log(.info, "settings name \"\(key)\" but no integration provides it here (a cloud-mode destination?)")
         }
@@ -88,12 +96,19 @@ public final class Analytics: Sendable {
             if destination.key != RoutingRules.segmentDestinationKey {
                 destination.addDestinationFilters(random: configuration.randomSource)
             }
+            // Then the plugins libraries scoped to this key, before the first event arrives.
+            scopedPlugins.destinationAdded(key: destination.key, timeline: destination.timeline)
         }
         timeline.add(plugin)
         return plugin
     }
 
-    public func remove(plugin: Plugin) { timeline.remove(plugin) }
+    public func remove(plugin: Plugin) {
+        timeline.remove(plugin)
+        if let destination = plugin as? DestinationPlugin, plugin.type == .destination {
+            scopedPlugins.destinationRemoved(key: destination.key, timeline: destination.timeline)
+        }
+    }
 
     /// The destination with this key.
     public func find(key: String) -> DestinationPlugin? { timeline.find(key: key) }
@@ -151,19 +166,19 @@ public final class Analytics: Sendable {
         for factory in factories {
             let key = factory.key
             let existing = madeByFactory.withLock { $0[key] }
-            switch (settings.integrationSettings(forKey: key), existing) {
+            switch (factory.creationSettings(from: settings), existing) {
             case (let options?, nil):
                 do {
-                    let destination = try factory.create(settings: options, analytics: self)
-                    madeByFactory.withLock { $0[key] = destination }
-                    add(plugin: destination)
+                    let plugin = try factory.makePlugin(settings: options, analytics: self)
+                    madeByFactory.withLock { $0[key] = plugin }
+                    add(plugin: plugin)
                 } catch {
                     report(.plugin(name: key, message: "could not be created: \(error)"))
                 }
-            case (nil, let destination?):
+            case (nil, let plugin?):
                 madeByFactory.withLock { $0[key] = nil }
-                remove(plugin: destination)
-                log(.info, "destination \(key) removed: its key left the settings")
+                remove(plugin: plugin)
+                log(.info, "\(plugin is DestinationPlugin ? "destination" : "plugin") \(key) removed: the settings no longer ask for it")
             default:
                 break
             }
@@ -250,6 +265,26 @@ public final class Analytics: Sendable {
     /// ids default to the client's. Returns the event as it left the source stage, nil if dropped.
     @discardableResult
     public func process(payload: JSONObject) throws(EventError) -> Event? {
+        timeline.process(try prepare(payload: payload))
+    }
+
+    /// An event a library sent back (`ah_host.send_event`): checked and applied to the user now
+    /// (an identify or alias changes the user before the call returns), run through the pipeline
+    /// later on a host queue, in the order sent. A library often sends from inside one of its
+    /// callbacks, which must never be re-entered synchronously (the header's rule).
+    /// `flush()` and `shutdown()` first wait for what was sent before they were called.
+    func enqueueSentBack(payload: JSONObject) throws(EventError) {
+        let event = try prepare(payload: payload)
+        sentBack.async { [self] in _ = timeline.process(event) }
+    }
+
+    /// Waits until the events sent back so far went through the pipeline (not from that queue).
+    private func drainSentBack() {
+        if DispatchQueue.getSpecific(key: sentBackKey) == nil { sentBack.sync {} }
+    }
+
+    /// A message as the pipeline takes it: user state applied, ids and defaults filled, validated.
+    private func prepare(payload: JSONObject) throws(EventError) -> Event {
         var event = try Event(payload: payload)
         // An identify or alias read from input is that call: it changes who the user is.
         if event.type == .identify || event.type == .alias, let newId = event.userId, !newId.isEmpty {
@@ -266,7 +301,7 @@ public final class Analytics: Sendable {
         if event.timestamp == nil { event.timestamp = ISOTimestamp.now() }
         if event.payload["integrations"] == nil { event.payload["integrations"] = [:] }
         try event.validate()
-        return timeline.process(event)
+        return event
     }
 
     // MARK: Reset, flush, shutdown
@@ -284,11 +319,29 @@ public final class Analytics: Sendable {
         timeline.reset()
     }
 
+    /// `AH_EXT_CLIENT.reset`: the user is reset before returning (so the next event carries the
+    /// new identity); the plugins' reset runs later on another thread, never inside the caller's
+    /// call (a library asks from inside its own hooks). Source middleware may stop it, as for `reset()`.
+    func resetUserNowAndPluginsLater() {
+        guard timeline.allows(.reset) else { return }
+        user.withLock { state in
+            state.userId = nil
+            state.traits = [:]
+            state.anonymousId = MessageID.make()
+        }
+        persistUser()
+        DispatchQueue.global().async { [self] in timeline.reset() }
+    }
+
+    /// True once `shutdown()` began: libraries can no longer add timeline plugins.
+    var isStopping: Bool { stopped.withLock { $0 } }
+
     /// Flushes every plugin and waits (at most `flushTimeout`) until every destination has drained.
     /// Source middleware sees the flush first and may stop it.
     @discardableResult
     public func flush() -> Bool {
         guard timeline.allows(.flush) else { return true }
+        drainSentBack()
         return timeline.flush(timeout: configuration.flushTimeout)
     }
 
@@ -299,7 +352,10 @@ public final class Analytics: Sendable {
         let already = stopped.withLock { s -> Bool in defer { s = true }; return s }
         if already { return true }
         refresher.withLock { $0 }?.stop()
+        drainSentBack()
         let flushed = timeline.flush(timeout: configuration.flushTimeout)
+        // What libraries sent while flushing reaches the destinations' queues before they stop.
+        drainSentBack()
         let stoppedInTime = timeline.shutdown(timeout: configuration.flushTimeout)
         persistUser()
         return flushed && stoppedInTime

@@ -34,6 +34,9 @@ public struct Configuration: Sendable {
     public var integrationFactories: [IntegrationFactory] = []
     /// Integration libraries (`*.so`) to load at start; each becomes a factory for its key.
     public var pluginsDirectory: String?
+    /// Options for integration libraries, by library key, read through `AH_EXT_CLIENT.options`
+    /// (e.g. `["LivePlugins": ["fallbackBundle": "/path/bundle.js"]]`).
+    public var pluginOptions: [String: JSONObject] = [:]
     /// Load libraries that group or others may write (normally refused: a plugin runs with our rights).
     public var allowInsecurePluginPermissions = false
     /// Random numbers in [0, 1) for sampling without a key (destination filters); injectable for tests.

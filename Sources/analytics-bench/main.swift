@@ -35,6 +35,20 @@ table.add("load 20 integration libraries (scan, dlopen, negotiate): ms", String(
           target: "≤ 100")
 for dir in [oneLibrary, tenLibraries] { try? FileManager.default.removeItem(atPath: dir) }
 
+// ABI 1.2 timeline plugins: a loaded C enrichment plugin vs an in-process Swift one doing the same.
+let keepLibrary = buildEnrichmentLibrary(replace: false)
+let replaceLibrary = buildEnrichmentLibrary(replace: true)
+for (label, library, replace) in [("keeps the event", keepLibrary, false), ("replaces the event", replaceLibrary, true)] {
+    let native = timelinePluginBenchmark(library: library, events: 300_000)
+    let swift = timelinePluginBenchmark(swift: SwiftEnrichment(replace: replace), events: 300_000)
+    table.add("track() with 1 enrichment plugin that \(label), loaded C vs in-process Swift: µs/event",
+              String(format: "%.2f vs %.2f (ratio %.2f)", native, swift, native / swift))
+}
+let keepCall = keepCallBenchmark(library: keepLibrary)
+table.add("one KEEP call on an encoded event, loaded C vs in-process Swift plugin: ns",
+          String(format: "%.0f vs %.0f (ratio %.2f)", keepCall.nativeNs, keepCall.swiftNs, keepCall.nativeNs / keepCall.swiftNs))
+for dir in [keepLibrary, replaceLibrary] { try? FileManager.default.removeItem(atPath: dir) }
+
 let filter = filterBenchmark()
 table.add("destination filter (match \"Order *\" + drop_properties): evaluations/s", formatRate(filter.evaluationsPerSecond),
           target: "≥ 1,000,000")

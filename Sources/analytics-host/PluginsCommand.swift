@@ -8,8 +8,11 @@ enum PluginsCommand {
         usage: analytics-host plugins --plugins DIR [--json] [--allow-insecure-plugins]
 
         Loads every *.so in DIR the way `run` does (nothing is created or called beyond the entry
-        function) and prints, per library: file, key, version, ABI version, language/toolchain and
-        the hooks it implements; for a refused library, the reason.
+        function and the library's capability lookup) and prints, per library: file, key, version,
+        ABI version, language/toolchain, its role (a destination, created from the settings'
+        "integrations"; or whole-settings, created at start-up with the whole settings document
+        unless integrations[key] is false — without "destination" it adds timeline plugins
+        instead of receiving events) and the hooks it implements; for a refused library, the reason.
 
         Exit status: 0 all libraries load; 1 some were refused; 2 usage error or DIR unusable.
         """
@@ -36,6 +39,9 @@ enum PluginsCommand {
                                      "language": .string(i.language)]
                 o["toolchain"] = i.toolchain.map(JSON.string) ?? .null
                 o["hooks"] = .array(i.hooks.names.map(JSON.string))
+                o["role"] = .string(i.role.description)
+                o["destination"] = .bool(i.isDestination)
+                o["wholeSettings"] = .bool(i.wantsWholeSettings)
                 return .object(o)
             }
             entries += scan.problems.map { p in ["file": .string(p.file), "status": "refused", "reason": .string(p.reasonText)] }
@@ -50,6 +56,7 @@ enum PluginsCommand {
                       file       \(i.file)
                       ABI        \(i.abiVersion)
                       language   \(i.language)\(i.toolchain.map { " (\($0))" } ?? "")
+                      role       \(roleText(i))
                       hooks      \(i.hooks.names.joined(separator: " "))
                     """)
             }
@@ -59,5 +66,14 @@ enum PluginsCommand {
         }
         if directoryUnusable { return 2 }
         return scan.problems.isEmpty ? 0 : 1
+    }
+
+    /// What the role means for a user, in one line.
+    static func roleText(_ info: NativeLibraryInfo) -> String {
+        switch (info.isDestination, info.wantsWholeSettings) {
+        case (true, false): return "destination (created when the settings' integrations name \"\(info.key)\")"
+        case (true, true): return "destination, whole settings (created at start-up unless integrations[\"\(info.key)\"] is false)"
+        case (false, _): return "timeline plugins, whole settings (not a destination; created at start-up unless integrations[\"\(info.key)\"] is false)"
+        }
     }
 }

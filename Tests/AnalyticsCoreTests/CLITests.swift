@@ -109,6 +109,7 @@ enum HostBinary {
         let dir = makeTempDirectory("cli-plugins")
         let plugins = try HostBinary.pluginsDirectory(in: dir)
         try FileManager.default.copyItem(atPath: SwiftPluginFiles.path("MetricsIntegration"), toPath: plugins + "/libmetrics.so")
+        try FixtureBuilder.plugin("Plugins/Redact/redact.c", in: plugins, as: "libredact.so")
         try "junk".write(toFile: plugins + "/libjunk.so", atomically: true, encoding: .utf8)
         chmod(plugins + "/libjunk.so", 0o755)
         let result = try HostBinary.run(["plugins", "--plugins", plugins, "--json"], in: dir)
@@ -116,13 +117,16 @@ enum HostBinary {
         let json = try JSON(parsing: result.stdout)
         let libraries = try #require(json["libraries"]?.arrayValue)
         let loaded = libraries.filter { $0["status"] == "loaded" }
-        #expect(Set(loaded.compactMap { $0["key"]?.stringValue }) == ["File", "Console", "Metrics"])
+        #expect(Set(loaded.compactMap { $0["key"]?.stringValue }) == ["File", "Console", "Metrics", "Redact"])
+        let redact = try #require(loaded.first { $0["key"] == "Redact" })
+        #expect(redact["role"] == "whole-settings" && redact["destination"] == false && redact["wholeSettings"] == true)
         let metrics = try #require(loaded.first { $0["key"] == "Metrics" })
         #expect(metrics["language"] == "swift")
         #expect(metrics["toolchain"]?.stringValue?.isEmpty == false)
         #expect(metrics["abiVersion"] == "1.2")
         let file = try #require(loaded.first { $0["key"] == "File" })
         #expect(file["hooks"]?.arrayValue?.contains("flush") == true)
+        #expect(file["role"] == "destination" && file["destination"] == true && file["wholeSettings"] == false)
         let refused = try #require(libraries.first { $0["status"] == "refused" })
         #expect(refused["reason"]?.stringValue?.hasPrefix("not a loadable shared object") == true)
     }
@@ -136,6 +140,7 @@ enum HostBinary {
         let listed = try HostBinary.run(["plugins", "--plugins", dir], in: dir)
         #expect(listed.status == 0)
         #expect(listed.stdout.contains("Hello  1.0.0") && listed.stdout.contains("hooks      track flush destroy"))
+        #expect(listed.stdout.contains("role       destination (created when the settings' integrations name \"Hello\")"))
         try #"{"integrations":{"Hello":{}}}"#.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
         let run = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", dir, "--storage", dir + "/s"],
                                      stdin: #"{"type":"track","event":"A"}"# + "\n" + #"{"type":"track","event":"B"}"#, in: dir)

@@ -71,8 +71,22 @@ enum ABINegotiation {
             }
         }
 
+        // ABI 1.2: capability tables. `get_extension` exists only within the declared size (a
+        // 1.0/1.1 library's struct ends before it and is a destination, as it always was).
+        let getExtension = integration.get_extension
+        var role = NativeRole.destination
+        if let getExtension, let table = getExtension(AH_EXT_ROLE) {
+            let roleRaw = UnsafeRawPointer(table)
+            let roleSize = Int(roleRaw.loadUnaligned(as: UInt32.self))
+            guard roleSize >= MemoryLayout<ah_role>.size else {
+                throw fail(.invalidIntegration("ah_role.size of \"\(key)\" is \(roleSize) bytes, smaller than the \(AH_EXT_ROLE) layout (\(MemoryLayout<ah_role>.size) bytes)"))
+            }
+            role = NativeRole(flags: roleRaw.loadUnaligned(fromByteOffset: MemoryLayout<ah_role>.offset(of: \ah_role.flags)!, as: UInt32.self))
+            if role.isEmpty { throw fail(.invalidIntegration("ah_role.flags of \"\(key)\" has no known AH_ROLE_* bit")) }
+        }
+
         let info = NativeLibraryInfo(file: file, key: key, version: version, abiVersion: declaredVersion,
-                                     language: language, toolchain: toolchain, hooks: NativeHooks(hooks))
+                                     language: language, toolchain: toolchain, hooks: NativeHooks(hooks), role: role)
         return NativeLibrary(info: info, library: library,
                              create: create, hooks: hooks)
     }

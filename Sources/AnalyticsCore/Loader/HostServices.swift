@@ -12,16 +12,30 @@ public struct HostServices: Sendable {
     /// The current anonymousId.
     public var anonymousId: @Sendable () -> String?
 
+    // ABI 1.2 capability tables (`ah_host.get_extension`); nil: the id answers NULL.
+    /// `AH_EXT_TIMELINE`: where the instance's timeline plugins go.
+    public var timeline: NativePluginRegistry?
+    /// `AH_EXT_CLIENT`: the rest of the client.
+    public var client: NativeClientServices?
+    /// `AH_EXT_HTTP`: the host's HTTP client.
+    public var http: NativeHTTPService?
+
     public init(
         log: @escaping @Sendable (NativeLogLevel, String) -> Void,
         sendEvent: @escaping @Sendable ([UInt8]) -> NativeHookResult,
         userId: @escaping @Sendable () -> String?,
-        anonymousId: @escaping @Sendable () -> String?
+        anonymousId: @escaping @Sendable () -> String?,
+        timeline: NativePluginRegistry? = nil,
+        client: NativeClientServices? = nil,
+        http: NativeHTTPService? = nil
     ) {
         self.log = log
         self.sendEvent = sendEvent
         self.userId = userId
         self.anonymousId = anonymousId
+        self.timeline = timeline
+        self.client = client
+        self.http = http
     }
 }
 

@@ -1,7 +1,7 @@
 extension HostServices {
     /// Services backed by a client: logs go to its log handler (prefixed with the integration's
-    /// key), events sent back run through its whole pipeline (`Analytics.process(payload:)`, which
-    /// only enqueues for destinations, so a hook never re-enters itself), ids are the client's.
+    /// key), events sent back run through its whole pipeline later, on a host queue
+    /// (`Analytics.enqueueSentBack`), so no callback is re-entered; ids are the client's.
     /// The client is held weakly: after it is gone, ids read as absent and events are refused.
     public static func forwarding(to analytics: Analytics, key: String) -> HostServices {
         let weak = WeakAnalytics(analytics)
@@ -22,7 +22,7 @@ extension HostServices {
                     guard case .object(let payload) = try JSON(parsing: bytes) else {
                         return .permanent("an event must be a JSON object")
                     }
-                    _ = try analytics.process(payload: payload)
+                    try analytics.enqueueSentBack(payload: payload)
                     return .ok
                 } catch {
                     analytics.report(.plugin(name: key, message: "event sent back was refused: \(error)"))
@@ -30,6 +30,9 @@ extension HostServices {
                 }
             },
             userId: { weak.value?.userId },
-            anonymousId: { weak.value?.anonymousId })
+            anonymousId: { weak.value?.anonymousId },
+            timeline: NativePluginRegistry(ownerKey: key, analytics: analytics),
+            client: .forwarding(to: analytics, key: key),
+            http: .shared)
     }
 }

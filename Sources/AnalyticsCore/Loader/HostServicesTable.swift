@@ -65,10 +65,11 @@ private func hostSendEvent(_ ctx: UnsafeMutableRawPointer?, _ json: UnsafePointe
     }
 }
 
-/// ABI 1.2 capability lookup. No host capability table is offered yet: every id answers NULL,
-/// which the header defines as "this host does not offer it".
+/// ABI 1.2 capability lookup: the tables in `HostExtensions`, NULL for an id this host (or this
+/// instance's services) does not offer.
 private func hostGetExtension(_ ctx: UnsafeMutableRawPointer?, _ id: UnsafePointer<CChar>) -> UnsafeRawPointer? {
-    nil
+    guard let box = HostServicesTable.from(ctx) else { return nil }
+    return HostExtensions.lookup(box.services, id: id)
 }
 
 private func hostUserId(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int64 {

@@ -13,6 +13,9 @@ public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, @
     public let timeline = Timeline()
     public let integration: NativeIntegration
     public let retryPolicy: NativeRetryPolicy
+    /// `AH_ROLE_WHOLE_SETTINGS`: `update` receives the whole settings document, and only
+    /// `integrations[key] == false` keeps events away.
+    public let wholeSettings: Bool
 
     /// Set once by `configure` (on the thread adding the destination), read on failures only.
     private let client = Locked(Client())
@@ -27,6 +30,7 @@ public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, @
         self.key = integration.key
         self.integration = integration
         self.retryPolicy = retryPolicy
+        self.wholeSettings = integration.library.info.wantsWholeSettings
     }
 
     public func configure(analytics: Analytics) {
@@ -41,7 +45,7 @@ public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, @
 
     public func update(settings: Settings, type: UpdateType) {
         startIfNeeded()
-        let own = settings.integrationSettings(forKey: key) ?? [:]
+        let own = wholeSettings ? settings.json : settings.integrationSettings(forKey: key) ?? [:]
         _ = perform("update", countsAsEvent: false) { integration.update(settings: own, kind: type == .initial ? .initial : .refresh) }
     }
 

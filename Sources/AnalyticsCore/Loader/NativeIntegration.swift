@@ -81,10 +81,15 @@ public final class NativeIntegration: @unchecked Sendable {
         return NativeHookResult(status: hook(instance, code, errorBuffer.base, errorBuffer.capacity), message: errorBuffer.message, hook: "lifecycle")
     }
 
-    /// Ends the instance (the library stops its threads before returning). Idempotent.
+    /// The timeline plugins this instance added (ABI 1.2), in order.
+    public var timelinePlugins: [NativeTimelinePlugin] { services.services.timeline?.plugins ?? [] }
+
+    /// Ends the instance (the library stops its threads before returning). Idempotent. The
+    /// timeline plugins it added are removed and released first, as the header promises.
     public func destroy() {
         guard let instance else { return }
         self.instance = nil
+        services.services.timeline?.removeAll()
         hooks.destroy?(instance)
     }
 

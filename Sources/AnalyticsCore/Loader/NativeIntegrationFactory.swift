@@ -17,6 +17,20 @@ public struct NativeIntegrationFactory: IntegrationFactory {
         let instance = try library.makeInstance(settings: settings, services: .forwarding(to: analytics, key: key))
         return NativeDestination(integration: instance, retryPolicy: retryPolicy)
     }
+
+    /// A whole-settings library (ABI 1.2 role) exists unless `integrations[key]` is exactly false,
+    /// and is created with the whole document; any other exists when `integrations` names it.
+    public func creationSettings(from settings: Settings) -> JSONObject? {
+        guard library.info.wantsWholeSettings else { return settings.integrationSettings(forKey: key) }
+        return settings.integrations[key] == .bool(false) ? nil : settings.json
+    }
+
+    /// A destination, or for a library whose role is not a destination, a `NativeExtension`.
+    public func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin {
+        if library.info.isDestination { return try create(settings: settings, analytics: analytics) }
+        let instance = try library.makeInstance(settings: settings, services: .forwarding(to: analytics, key: key))
+        return NativeExtension(integration: instance, timeout: analytics.configuration.flushTimeout)
+    }
 }
 
 extension PluginLoader.ScanResult {

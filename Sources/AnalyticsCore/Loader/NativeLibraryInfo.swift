@@ -14,4 +14,11 @@ public struct NativeLibraryInfo: Sendable, Equatable {
     public let toolchain: String?
     /// The hooks the library implements.
     public let hooks: NativeHooks
+    /// What its instances are (ABI 1.2 `AH_EXT_ROLE`; a destination when the library does not say).
+    public let role: NativeRole
+
+    /// A destination: created from `integrations`, fed events by its own worker.
+    public var isDestination: Bool { role.contains(.destination) }
+    /// Created whatever `integrations` names (unless its entry is `false`), with the whole settings.
+    public var wantsWholeSettings: Bool { role.contains(.wholeSettings) }
 }

@@ -7,4 +7,16 @@ public protocol IntegrationFactory: Sendable {
     var key: String { get }
     /// A new destination configured with `settings` (the key's object in `integrations`).
     func create(settings: JSONObject, analytics: Analytics) throws -> DestinationPlugin
+    /// The settings to create with, or nil when the settings do not ask for this integration.
+    /// Default: the key's object in `integrations`, when present.
+    func creationSettings(from settings: Settings) -> JSONObject?
+    /// What the client adds to its timeline. Default: the destination `create` makes.
+    func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin
+}
+
+extension IntegrationFactory {
+    public func creationSettings(from settings: Settings) -> JSONObject? { settings.integrationSettings(forKey: key) }
+    public func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin {
+        try create(settings: settings, analytics: analytics)
+    }
 }

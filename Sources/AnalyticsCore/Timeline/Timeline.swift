@@ -15,6 +15,8 @@ public final class Timeline: @unchecked Sendable {
         var after: [Plugin] = []
         var utility: [Plugin] = []
         var enabledKeys: Set<String>? = nil  // nil until settings arrive: no gate
+        /// Keys whose `integrations` entry is exactly false (the only gate of whole-settings destinations).
+        var switchedOffKeys: Set<String> = []
         /// Per destination, whether the settings name it (precomputed: checked for every event).
         var enabled: [Bool] = []
         /// Destinations that want JSON text: with one, it encodes lazily on its own thread; with
@@ -26,12 +28,17 @@ public final class Timeline: @unchecked Sendable {
             let s = Stages()
             s.before = before; s.enrichment = enrichment; s.destinations = destinations
             s.after = after; s.utility = utility; s.enabledKeys = enabledKeys
+            s.switchedOffKeys = switchedOffKeys
             s.encodedConsumers = encodedConsumers
             s.plan = plan
             return s
         }
         func recomputeGates() {
-            enabled = destinations.map { enabledKeys?.contains($0.destination.key) ?? true }
+            enabled = destinations.map { worker in
+                let key = worker.destination.key
+                if (worker.destination as? NativeDestination)?.wholeSettings == true { return !switchedOffKeys.contains(key) }
+                return enabledKeys?.contains(key) ?? true
+            }
         }
         var all: [Plugin] { before + enrichment + destinations.map(\.destination) + after + utility }
     }
@@ -54,7 +61,11 @@ public final class Timeline: @unchecked Sendable {
 
     /// Adds a plugin at the end of its stage. A destination added to the client's timeline gets its
     /// own worker; destinations cannot nest inside another destination's timeline.
-    public func add(_ plugin: Plugin) {
+    public func add(_ plugin: Plugin) { add(plugin, unlessPresent: false) }
+
+    /// `unlessPresent`: do nothing if the plugin is already in this timeline (checked atomically
+    /// with the insertion, for plugins that two threads may attach at once).
+    func add(_ plugin: Plugin, unlessPresent: Bool) {
         let (analytics, settings, capacity, overflow, report) = state.withLock { ($0.analytics, $0.settings, $0.queueCapacity, $0.overflow, $0.report) }
         var worker: DestinationWorker?
         if let destination = plugin as? DestinationPlugin, plugin.type == .destination {
@@ -65,7 +76,8 @@ public final class Timeline: @unchecked Sendable {
             destination.timeline.attach(analytics: analytics, report: report, capacity: capacity)
             worker = DestinationWorker(destination: destination, capacity: capacity, overflow: overflow, report: report)
         }
-        stages.withLock { current in
+        let added = stages.withLock { current -> Bool in
+            if unlessPresent && current.all.contains(where: { $0 === plugin }) { return false }
             let s = current.copy()
             switch plugin.type {
             case .before: s.before.append(plugin)
@@ -82,7 +94,9 @@ public final class Timeline: @unchecked Sendable {
             }
             s.recomputeGates()
             current = s
+            return true
         }
+        guard added else { return }
         if let analytics { plugin.configure(analytics: analytics) }
         if let settings {
             if let worker { worker.submit(.update(settings, .initial)) } else { plugin.update(settings: settings, type: .initial) }
@@ -195,6 +209,7 @@ public final class Timeline: @unchecked Sendable {
         let s = stages.withLock { current in
             let s = current.copy()
             s.enabledKeys = Set(settings.integrations.keys)
+            s.switchedOffKeys = Set(settings.integrations.compactMap { $0.value == .bool(false) ? $0.key : nil })
             let plan = TrackingPlan(settings: settings)
             s.plan = plan.isEmpty ? nil : plan
             s.recomputeGates()
