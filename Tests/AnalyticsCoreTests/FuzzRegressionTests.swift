@@ -1,6 +1,10 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Inputs the fuzz targets (Tests/Fuzz, `make fuzz`) found, each kept as a test of the property it
 /// broke, named after the target that found it.
@@ -56,5 +60,34 @@ import Testing
                                         stdin: input, in: dir)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("2 events accepted, 0 rejected"))
+    }
+
+    /// HTTPRequestParser: a chunk size line of 7fffffffffffffff overflowed `size + 2` in the test
+    /// server's request reader and trapped, taking the whole test process down. The connection is
+    /// now refused and the server keeps serving.
+    @Test func theTestServerRefusesAnAbsurdChunkSizeAndKeepsServing() throws {
+        let server = try LoopbackHTTPServer()
+        let request = "POST /v1/batch HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\nhello\r\n0\r\n\r\n"
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = server.port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        let bytes = Array(request.utf8)
+        #expect(bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count)
+        var answer = [UInt8](repeating: 0, count: 256)
+        #expect(recv(fd, &answer, answer.count, 0) == 0, "the server should close the connection without answering")
+        #expect(server.requestCount == 0)
+
+        let client = HTTPClient()
+        let response = try client.send(HTTPRequest(method: "POST", url: URL(string: server.baseURL + "/v1/batch")!, body: Array("{}".utf8))).get()
+        #expect(response.status == 200)
+        #expect(server.requestCount == 1)
     }
 }
