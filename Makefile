@@ -4,7 +4,7 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: build test run bench plugins swift-plugins abi-check clean
+.PHONY: build test run bench fuzz plugins swift-plugins abi-check clean
 
 build:
 	$(SWIFT) build
@@ -24,6 +24,12 @@ run: build plugins
 bench:
 	$(SWIFT) build -c release --product analytics-bench
 	.build/release/analytics-bench
+
+# Fuzzing (Tests/Fuzz): every target built with libFuzzer + AddressSanitizer, each run for
+# FUZZ_SECONDS from its seed corpus; finds land in build/fuzz/crashes.
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/fuzz.sh run
 
 # The example integrations: one self-contained C file each, the ABI header is all they include.
 # Swift ones are SwiftPM dynamic-library products (module AnalyticsIntegration, statically linked),

@@ -24,8 +24,10 @@ struct LineReader: ~Copyable {
             }
             if eof {
                 guard start < buffer.count else { return false }
+                var end = buffer.count
+                if buffer[end - 1] == 0x0D { end -= 1 }  // a last line without "\n" loses its "\r" too
                 lineNumber += 1
-                buffer.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<buffer.count])) }
+                buffer.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
                 start = buffer.count
                 return true
             }

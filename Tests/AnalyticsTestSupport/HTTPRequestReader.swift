@@ -86,7 +86,8 @@ struct HTTPRequestReader {
         while true {
             guard let line = readLine() else { return nil }
             let sizeText = line.split(separator: ";").first.map(String.init)?.trimmingSpaces() ?? ""
-            guard let size = Int(sizeText, radix: 16), size >= 0 else { return nil }
+            // Bounded so that `size + 2` below cannot overflow on a hostile size line.
+            guard let size = Int(sizeText, radix: 16), size >= 0, size <= 1 << 40 else { return nil }
             if size == 0 {
                 // Trailers until an empty line.
                 while let t = readLine() { if t.isEmpty { return body } }

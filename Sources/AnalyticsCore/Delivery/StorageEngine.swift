@@ -428,6 +428,8 @@ final class StorageEngine {
 
     /// Whether any stored event is not yet acknowledged.
     var hasPendingEvents: Bool {
+        // The position may still name a segment that reading has since set aside as unreadable.
+        normalizeAcknowledged()
         guard let last = segments.last else { return false }
         return acknowledged < Position(segment: last.id, offset: last.size)
     }

@@ -271,6 +271,9 @@ struct JSONByteParser {
         }
         let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
         guard let v = Double(text) else { throw fail("invalid number") }
+        // A double holds no larger magnitude: refused rather than read as infinity, which has no
+        // JSON spelling and would come out as `null`.
+        guard v.isFinite else { throw fail("number out of range") }
         return v
     }
 }
