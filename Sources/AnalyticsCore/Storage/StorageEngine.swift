@@ -30,6 +30,14 @@ final class StorageEngine {
     private var setAsideRegions: Set<Position> = []
     private(set) var isClosed = false
     var pendingErrors: [QueueError] = []
+    /// Records stored and not yet acknowledged: counted at open, then kept up to date.
+    private(set) var pendingEvents = 0
+    /// The last batch handed out by `peek` (until acknowledged or released), and how many of its
+    /// events the cap removed meanwhile (not counted as dropped: that batch may still deliver them).
+    private var inflight: (start: Position, end: Position)?
+    private var evictedInFlight = (events: 0, bytes: 0)
+    /// The upload attempts of the batch at a position (persisted in `attempts`).
+    private var attemptsRecord: (start: Position, count: Int)?
 
     init(directory: String, configuration: DurableQueue.Configuration) throws(QueueError) {
         try configuration.validate()
@@ -46,6 +54,7 @@ final class StorageEngine {
     deinit { scratch.deallocate() }
 
     private var cursorPath: String { directory + "/cursor" }
+    private var attemptsPath: String { directory + "/attempts" }
     private func path(_ id: UInt64) -> String { directory + "/" + StorageSegmentName.fileName(id) }
 
     // MARK: Recovery
@@ -77,9 +86,25 @@ final class StorageEngine {
             }
             segments.removeLast()
         }
-        if active == nil { try startSegment(id: highest + 1) }
+        let fresh = active == nil
+        if fresh { try startSegment(id: highest + 1) }
         totalBytes = segments.reduce(0) { $0 + $1.size }
         normalizeAcknowledged()
+        if fresh && !StorageDirectory.exists(cursorPath) {
+            // Written at creation, so that a missing cursor later means it was lost.
+            try StorageCursorFile.write(acknowledged, path: cursorPath, directory: directory, durable: configuration.fsync != .never)
+        }
+        pendingEvents = countPending()
+        attemptsRecord = StorageAttemptsFile.read(path: attemptsPath)
+    }
+
+    /// Counts the records from the acknowledged position to the end (every segment is read once).
+    private func countPending() -> Int {
+        var events = 0
+        for index in segments.indices {
+            events += countUnacknowledged(index).events
+        }
+        return events
     }
 
     /// Checks every record of the last segment and cuts off whatever follows the last intact one
@@ -185,6 +210,14 @@ final class StorageEngine {
         try startSegment(id: segments[segments.count - 1].id + 1)
     }
 
+    /// Whether a record of `payload` bytes can be appended without going over the cap.
+    func fits(payload: Int) -> Bool {
+        guard payload <= configuration.maxRecordBytes, let last = segments.last else { return true }
+        let size = recordHeaderSize + payload
+        let roll = last.size + size > segmentLimit && last.size > headerSize ? headerSize : 0
+        return totalBytes + size + roll <= configuration.maxDiskBytes
+    }
+
     func append(_ payload: UnsafeRawBufferPointer) throws(QueueError) {
         guard !isClosed, let file = active else { throw .closed(path: directory) }
         let length = payload.count
@@ -218,6 +251,7 @@ final class StorageEngine {
         }
         segments[last].size = offset + size
         totalBytes += size
+        pendingEvents += 1
         switch configuration.fsync {
         case .never: break
         case .always: try target.sync()
@@ -231,7 +265,8 @@ final class StorageEngine {
     }
 
     /// Deletes the oldest segments until `size` more bytes fit under the cap, reporting how many
-    /// unacknowledged events went with them.
+    /// unacknowledged events went with them. The cursor moves past a segment before it is deleted,
+    /// so a crash never leaves it pointing at a file that is gone.
     private func makeRoom(for size: Int) throws(QueueError) {
         var events = 0
         var bytes = 0
@@ -239,23 +274,20 @@ final class StorageEngine {
             let oldest = segments[0]
             if segments.count == 1 && oldest.size <= headerSize { break }  // validate() rules this out
             let lost = countUnacknowledged(0)
-            events += lost.events
-            bytes += lost.bytes
+            events += lost.events - lost.inFlightEvents
+            bytes += lost.bytes - lost.inFlightBytes
+            evictedInFlight.events += lost.inFlightEvents
+            evictedInFlight.bytes += lost.inFlightBytes
+            pendingEvents = max(0, pendingEvents - lost.events)
             if readFileSegment == oldest.id { readFile = nil; readFileSegment = .max }
-            if segments.count == 1 {
-                active = nil
-                segments.removeAll()
-                totalBytes = 0
-                try StorageDirectory.remove(path(oldest.id))
-                try startSegment(id: oldest.id + 1)
-            } else {
-                try StorageDirectory.remove(path(oldest.id))
-                segments.removeFirst()
-                totalBytes -= oldest.size
-            }
+            if segments.count == 1 { try startSegment(id: oldest.id + 1) }
             if acknowledged.segment <= oldest.id {
-                acknowledged = Position(segment: segments[0].id, offset: headerSize)
+                acknowledged = Position(segment: segments[1].id, offset: headerSize)
+                try StorageCursorFile.write(acknowledged, path: cursorPath, directory: directory, durable: configuration.fsync != .never)
             }
+            try StorageDirectory.remove(path(oldest.id))
+            segments.removeFirst()
+            totalBytes -= oldest.size
         }
         if events > 0 {
             pendingErrors.append(.droppedOverCap(events: events, bytes: bytes, capBytes: configuration.maxDiskBytes))
@@ -263,21 +295,28 @@ final class StorageEngine {
     }
 
     /// Events (and their record bytes) in segment `index` not yet acknowledged.
-    private func countUnacknowledged(_ index: Int) -> (events: Int, bytes: Int) {
+    /// Those before the end of the batch in flight are also counted apart.
+    private func countUnacknowledged(_ index: Int) -> (events: Int, bytes: Int, inFlightEvents: Int, inFlightBytes: Int) {
         let segment = segments[index]
-        if acknowledged.segment > segment.id { return (0, 0) }
+        if acknowledged.segment > segment.id { return (0, 0, 0, 0) }
         var offset = acknowledged.segment == segment.id ? max(acknowledged.offset, headerSize) : headerSize
         var events = 0
         var bytes = 0
+        var inFlightEvents = 0
+        var inFlightBytes = 0
         do {
             guard let file = index == segments.count - 1 ? active : try StorageFile(path: path(segment.id), flags: O_RDONLY) else {
-                return (0, 0)
+                return (0, 0, 0, 0)
             }
             while offset < segment.size {
                 switch try reader.step(file, segment: segment.id, offset: offset, end: segment.size) {
                 case .record(let length):
                     events += 1
                     bytes += recordHeaderSize + length
+                    if let inflight, Position(segment: segment.id, offset: offset) < inflight.end {
+                        inFlightEvents += 1
+                        inFlightBytes += recordHeaderSize + length
+                    }
                     offset += recordHeaderSize + length
                 case .corrupt:
                     offset = try reader.resync(file, segment: segment.id, after: offset, end: segment.size)
@@ -286,7 +325,7 @@ final class StorageEngine {
         } catch {
             pendingErrors.append(error)
         }
-        return (events, bytes)
+        return (events, bytes, inFlightEvents, inFlightBytes)
     }
 
     // MARK: Reading and acknowledging
@@ -402,12 +441,54 @@ final class StorageEngine {
                 }
             }
         }
-        return DurableQueue.Batch(start: start, end: position, bytes: bytes, bounds: bounds)
+        let batch = DurableQueue.Batch(start: start, end: position, bytes: bytes, bounds: bounds)
+        if !batch.isEmpty {
+            inflight = (start, position)
+            evictedInFlight = (0, 0)
+        }
+        return batch
     }
 
-    func acknowledge(_ batch: DurableQueue.Batch) throws(QueueError) {
+    func acknowledge(_ batch: DurableQueue.Batch) throws(QueueError) -> Int {
         guard !isClosed else { throw .closed(path: directory) }
+        var removed = batch.end > acknowledged ? batch.count : 0
+        if let inflight, inflight.start == batch.start, inflight.end == batch.end {
+            removed = batch.count - evictedInFlight.events  // those were subtracted when evicted
+            self.inflight = nil
+            evictedInFlight = (0, 0)
+        }
         try advanceAcknowledged(to: batch.end)
+        removed = min(pendingEvents, max(0, removed))
+        pendingEvents -= removed
+        if let record = attemptsRecord, record.start < acknowledged {
+            attemptsRecord = nil
+            try StorageDirectory.remove(attemptsPath)
+        }
+        return removed
+    }
+
+    /// The batch goes back to the queue (not delivered yet). Events the cap removed while it was
+    /// out are lost now, and reported.
+    func release(_ batch: DurableQueue.Batch) {
+        guard let inflight, inflight.start == batch.start, inflight.end == batch.end else { return }
+        self.inflight = nil
+        if evictedInFlight.events > 0 {
+            pendingErrors.append(.droppedOverCap(events: evictedInFlight.events, bytes: evictedInFlight.bytes, capBytes: configuration.maxDiskBytes))
+        }
+        evictedInFlight = (0, 0)
+    }
+
+    // MARK: Upload attempts
+
+    func attempts(at start: Position) -> Int {
+        guard let record = attemptsRecord, record.start == start else { return 0 }
+        return record.count
+    }
+
+    func recordAttempts(_ count: Int, at start: Position) throws(QueueError) {
+        guard !isClosed else { throw .closed(path: directory) }
+        attemptsRecord = (start, count)
+        try StorageAttemptsFile.write(start: start, count: count, path: attemptsPath)
     }
 
     private func advanceAcknowledged(to position: Position) throws(QueueError) {
