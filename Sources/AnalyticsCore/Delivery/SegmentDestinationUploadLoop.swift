@@ -181,7 +181,10 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
             if stopping.load(ordering: .acquiring) { return .stopped }
             var builder = BatchBuilder(writeKey: uploader.configuration.writeKey)
             // Payload budget so that the finished body (framing, commas, sentAt, writeKey) fits.
-            let budget = BatchLimits.maxBatchBytes - builder.currentSize - (BatchLimits.maxBatchEvents - 1)
+            // At most half the disk cap: while one batch is out, callers waiting for room (batch
+            // input at the cap) fill the other half, and the next batch is ready when it returns.
+            let budget = min(BatchLimits.maxBatchBytes - builder.currentSize - (BatchLimits.maxBatchEvents - 1),
+                             queue.configuration.maxDiskBytes / 2)
             let batch: DurableQueue.Batch
             do {
                 batch = try queue.peekBatch(maxEvents: BatchLimits.maxBatchEvents, maxBytes: budget)
