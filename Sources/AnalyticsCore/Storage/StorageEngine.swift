@@ -8,7 +8,7 @@ import Glibc
 /// thrown collect in `pendingErrors` so the facade can report them after unlocking.
 final class StorageEngine {
     typealias Position = DurableQueue.Position
-    struct Segment { let id: UInt64; var size: Int }
+    struct Segment { let id: UInt64; var size: Int; var events = 0 }
 
     let directory: String
     let configuration: DurableQueue.Configuration
@@ -38,6 +38,8 @@ final class StorageEngine {
     private var evictedInFlight = (events: 0, bytes: 0)
     /// The upload attempts of the batch at a position (persisted in `attempts`).
     private var attemptsRecord: (start: Position, count: Int)?
+    /// Size and record count of sealed segments, to report what a lost file held.
+    private var manifest: StorageSegmentManifest!
 
     init(directory: String, configuration: DurableQueue.Configuration) throws(QueueError) {
         try configuration.validate()
@@ -60,23 +62,49 @@ final class StorageEngine {
     // MARK: Recovery
 
     /// Rebuilds the state from the directory: reads the cursor, deletes segments it says were fully
-    /// acknowledged, and repairs the last segment (the only one a crash can leave mid-write).
+    /// acknowledged, repairs the last segment (the only one a crash can leave mid-write), and checks
+    /// the rest, reporting damage done behind the queue's back — a missing or unreadable cursor,
+    /// missing or emptied segment files, corrupt records — with what it costs (events, bytes).
     private func recover() throws(QueueError) {
         var ids = try StorageDirectory.list(directory).compactMap(StorageSegmentName.parse).sorted()
         try StorageDirectory.remove(cursorPath + ".tmp")
+        manifest = StorageSegmentManifest(path: directory + "/segments")
+        var cursorProblem: (reason: String, aside: String?)?
+        var cursorValid = false
         do {
-            acknowledged = try StorageCursorFile.read(path: cursorPath) ?? Position(segment: 0, offset: 0)
+            if let position = try StorageCursorFile.read(path: cursorPath) {
+                acknowledged = position
+                cursorValid = true
+            } else if !ids.isEmpty {
+                cursorProblem = ("file is missing", nil)
+            }
         } catch {
-            guard case .badCursor = error else { throw error }
-            pendingErrors.append(error)
+            guard case .badCursor(_, let reason) = error else { throw error }
+            let aside = StorageDirectory.unusedPath(stem: cursorPath, suffix: ".corrupt")
+            try StorageDirectory.rename(cursorPath, to: aside)
+            cursorProblem = ("is unreadable (\(reason))", aside)
             acknowledged = Position(segment: 0, offset: 0)
         }
         let highest = max(ids.last ?? 0, acknowledged.segment)
         for id in ids where id < acknowledged.segment { try StorageDirectory.remove(path(id)) }
         ids.removeAll { $0 < acknowledged.segment }
+        var emptied: Set<UInt64> = []
         for id in ids {
             var info = stat()
             guard stat(path(id), &info) == 0 else { throw .io(path: path(id), operation: "stat", errno: errno) }
+            if info.st_size == 0 && id != ids.last {
+                // Emptied behind the queue's back: keep it aside, report what it held.
+                let aside = StorageDirectory.unusedPath(stem: path(id), suffix: ".corrupt")
+                try StorageDirectory.rename(path(id), to: aside)
+                emptied.insert(id)
+                let entry = manifest.entries[id]
+                let partial = acknowledged.segment == id && acknowledged.offset > headerSize
+                pendingErrors.append(.segmentsLost(paths: [path(id)], reason: "was truncated to 0 bytes",
+                                                   events: partial ? nil : entry?.events,
+                                                   bytes: entry.map { $0.size - (partial ? acknowledged.offset : headerSize) },
+                                                   setAsideAs: [aside]))
+                continue
+            }
             segments.append(Segment(id: id, size: Int(info.st_size)))
         }
         while !segments.isEmpty {
@@ -86,6 +114,7 @@ final class StorageEngine {
             }
             segments.removeLast()
         }
+        if cursorValid { reportMissing(ids: segments.map(\.id), besides: emptied) }
         let fresh = active == nil
         if fresh { try startSegment(id: highest + 1) }
         totalBytes = segments.reduce(0) { $0 + $1.size }
@@ -94,17 +123,57 @@ final class StorageEngine {
             // Written at creation, so that a missing cursor later means it was lost.
             try StorageCursorFile.write(acknowledged, path: cursorPath, directory: directory, durable: configuration.fsync != .never)
         }
-        pendingEvents = countPending()
+        let pending = try countPending()
+        pendingEvents = pending.events
+        if let cursorProblem {
+            pendingErrors.append(.cursorLost(path: cursorPath, reason: cursorProblem.reason, resend: pending.events,
+                                             bytes: pending.bytes, setAsideAs: cursorProblem.aside))
+            try StorageCursorFile.write(acknowledged, path: cursorPath, directory: directory, durable: configuration.fsync != .never)
+        }
         attemptsRecord = StorageAttemptsFile.read(path: attemptsPath)
     }
 
-    /// Counts the records from the acknowledged position to the end (every segment is read once).
-    private func countPending() -> Int {
-        var events = 0
-        for index in segments.indices {
-            events += countUnacknowledged(index).events
+    /// Segments between the cursor's and the newest (as the files and the manifest know them)
+    /// must all exist; those that do not are reported with what the manifest says they held.
+    private func reportMissing(ids: [UInt64], besides reported: Set<UInt64>) {
+        let present = Set(ids).union(reported)
+        let sealedNewest = manifest.entries.keys.filter { $0 >= acknowledged.segment }.max()
+        let upper = max(ids.last ?? acknowledged.segment, sealedNewest.map { $0 + 1 } ?? 0)
+        guard acknowledged.segment >= 1, upper >= acknowledged.segment else { return }
+        let missing = (acknowledged.segment...upper).filter { !present.contains($0) }
+        guard !missing.isEmpty else { return }
+        var events: Int? = 0
+        var bytes: Int? = 0
+        for id in missing {
+            guard let entry = manifest.entries[id] else { events = nil; bytes = nil; break }
+            let partial = id == acknowledged.segment && acknowledged.offset > headerSize
+            if partial { events = nil }
+            events = events.map { $0 + entry.events }
+            bytes = bytes.map { $0 + entry.size - (partial ? acknowledged.offset : headerSize) }
         }
-        return events
+        pendingErrors.append(.segmentsLost(paths: missing.map(path), reason: missing.count == 1 ? "is missing" : "are missing",
+                                           events: events, bytes: bytes, setAsideAs: []))
+    }
+
+    /// Counts the records from the acknowledged position to the end, checking every sealed segment
+    /// (an unusable file is set aside, damaged bytes are reported and set aside as when read).
+    private func countPending() throws(QueueError) -> (events: Int, bytes: Int) {
+        var events = 0
+        var bytes = 0
+        var index = 0
+        while index < segments.count {
+            if index < segments.count - 1 && segments[index].id >= acknowledged.segment {
+                guard try fileForReading(index) != nil else { continue }  // set aside: the list shrank
+            }
+            let counted = countUnacknowledged(index, reportingDamage: true)
+            events += counted.events
+            bytes += counted.bytes
+            index += 1
+        }
+        readFile = nil
+        readFileSegment = .max
+        normalizeAcknowledged()
+        return (events, bytes)
     }
 
     /// Checks every record of the last segment and cuts off whatever follows the last intact one
@@ -141,15 +210,17 @@ final class StorageEngine {
             case .record(let length):
                 offset += recordHeaderSize + length
                 validEnd = offset
+                segments[index].events += 1
             case .corrupt:
                 offset = try reader.resync(file, segment: id, after: offset, end: size)
             }
         }
         if validEnd < size {
+            let aside = copyAside(id, file: file, from: validEnd, to: size)
             try file.truncate(to: validEnd)
             reader.invalidate()
             segments[index].size = validEnd
-            pendingErrors.append(.tornTailRepaired(path: path(id), bytesRemoved: size - validEnd))
+            pendingErrors.append(.tornTailRepaired(path: path(id), bytesRemoved: size - validEnd, setAsideAs: aside))
         }
         return file
     }
@@ -167,6 +238,12 @@ final class StorageEngine {
     /// inspection and reports them; the reader then skips them.
     private func setAsideRegion(_ id: UInt64, file: StorageFile, from: Int, to: Int, reason: String) {
         guard setAsideRegions.insert(Position(segment: id, offset: from)).inserted else { return }
+        let aside = copyAside(id, file: file, from: from, to: to)
+        pendingErrors.append(.corruptRegion(path: path(id), offset: from, length: to - from, reason: reason, setAsideAs: aside))
+    }
+
+    /// Copies bytes `[from, to)` of a segment to `<segment>.at-<from>.corrupt` (once) and returns that path.
+    private func copyAside(_ id: UInt64, file: StorageFile, from: Int, to: Int) -> String {
         let original = path(id)
         let aside = "\(original).at-\(from).corrupt"
         if !StorageDirectory.exists(aside) {
@@ -183,7 +260,7 @@ final class StorageEngine {
                 pendingErrors.append(error)
             }
         }
-        pendingErrors.append(.corruptRegion(path: original, offset: from, length: to - from, reason: reason, setAsideAs: aside))
+        return aside
     }
 
     // MARK: Appending
@@ -207,7 +284,11 @@ final class StorageEngine {
 
     private func roll() throws(QueueError) {
         if configuration.fsync != .never { try active?.sync() }
-        try startSegment(id: segments[segments.count - 1].id + 1)
+        let sealed = segments[segments.count - 1]
+        try startSegment(id: sealed.id + 1)
+        if let error = manifest.sealed(sealed.id, size: sealed.size, events: sealed.events, live: segments.map(\.id)) {
+            pendingErrors.append(error)
+        }
     }
 
     /// Whether a record of `payload` bytes can be appended without going over the cap.
@@ -250,6 +331,7 @@ final class StorageEngine {
             throw error
         }
         segments[last].size = offset + size
+        segments[last].events += 1
         totalBytes += size
         pendingEvents += 1
         switch configuration.fsync {
@@ -296,7 +378,7 @@ final class StorageEngine {
 
     /// Events (and their record bytes) in segment `index` not yet acknowledged.
     /// Those before the end of the batch in flight are also counted apart.
-    private func countUnacknowledged(_ index: Int) -> (events: Int, bytes: Int, inFlightEvents: Int, inFlightBytes: Int) {
+    private func countUnacknowledged(_ index: Int, reportingDamage: Bool = false) -> (events: Int, bytes: Int, inFlightEvents: Int, inFlightBytes: Int) {
         let segment = segments[index]
         if acknowledged.segment > segment.id { return (0, 0, 0, 0) }
         var offset = acknowledged.segment == segment.id ? max(acknowledged.offset, headerSize) : headerSize
@@ -318,8 +400,10 @@ final class StorageEngine {
                         inFlightBytes += recordHeaderSize + length
                     }
                     offset += recordHeaderSize + length
-                case .corrupt:
-                    offset = try reader.resync(file, segment: segment.id, after: offset, end: segment.size)
+                case .corrupt(let reason):
+                    let next = try reader.resync(file, segment: segment.id, after: offset, end: segment.size)
+                    if reportingDamage { setAsideRegion(segment.id, file: file, from: offset, to: next, reason: reason) }
+                    offset = next
                 }
             }
         } catch {
