@@ -76,7 +76,7 @@ public final class SegmentDestination: EncodedEventConsumer, InlineDestination {
                                                     flushInterval: configuration.flushInterval,
                                                     counters: counters, report: report)
             self.loop = loop
-            queue.whenWaitingForRoom { loop.kick() }
+            queue.whenWaitingForRoom { loop.urge() }
             if backlog > 0 { loop.kick() }
         } catch {
             self.queue = nil

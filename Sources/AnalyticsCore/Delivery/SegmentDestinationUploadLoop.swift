@@ -26,6 +26,8 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
     /// Set by `kick()` until the next pass starts: one wake-up however many events arrive.
     private let kickPending = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
+    /// How long a kicked pass waits for more events before reading its batch.
+    private static let linger = 0.01
 
     /// The loop's shared state, guarded by its condition.
     private final class Control: @unchecked Sendable {
@@ -73,6 +75,14 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
         control.condition.lock()
         control.kicked = true
         control.condition.signal()
+        control.condition.unlock()
+    }
+
+    /// Asks for a pass now, without lingering (a caller waits for room at the disk cap).
+    func urge() {
+        control.condition.lock()
+        control.requested += 1
+        control.condition.broadcast()
         control.condition.unlock()
     }
 
@@ -151,6 +161,10 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
                 control.condition.unlock()
                 break
             }
+            // Woken by a kick alone (events arriving, no flush or drain asked for): linger a few
+            // milliseconds so that a batch collects more than `flushAt` events — fewer, larger
+            // uploads while calls stream in. A flush, a drain or stop ends the linger at once.
+            lingerLocked()
             let generation = control.requested
             control.served = generation
             control.kicked = false
@@ -175,10 +189,28 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
         control.condition.unlock()
     }
 
+    /// With `control.condition` held: unless a flush, drain or stop is asked for, waits up to
+    /// `linger` while fewer than a full batch of events are pending.
+    private func lingerLocked() {
+        guard control.requested <= control.served && counters.pending < BatchLimits.maxBatchEvents else { return }
+        let until = Date(timeIntervalSinceNow: Self.linger)
+        while !control.stopping && control.requested <= control.served && counters.pending < BatchLimits.maxBatchEvents {
+            if !control.condition.wait(until: until) { break }
+        }
+    }
+
     /// Uploads batches until the queue is empty, a batch is deferred, or the loop stops.
     private func pass() -> PassEnd {
+        var first = true
         while true {
             if stopping.load(ordering: .acquiring) { return .stopped }
+            if !first {
+                // Between batches too: calls streaming in fill the next batch meanwhile.
+                control.condition.lock()
+                lingerLocked()
+                control.condition.unlock()
+            }
+            first = false
             var builder = BatchBuilder(writeKey: uploader.configuration.writeKey)
             // Payload budget so that the finished body (framing, commas, sentAt, writeKey) fits.
             // At most half the disk cap: while one batch is out, callers waiting for room (batch
