@@ -5,6 +5,15 @@ import Foundation
 let table = BenchTable()
 FileHandle.standardError.write(Data("analytics-bench: measuring (release build, \(ProcessInfo.processInfo.activeProcessorCount) cores)\n".utf8))
 
+// `analytics-bench command`: only the `run` row.
+if CommandLine.arguments.dropFirst().first == "command" {
+    let command = commandBenchmark(lines: 500_000)
+    table.add("run: 500,000 lines, 256 KiB cap, 20 ms server: lines/s (delivered, exit)",
+              "\(formatRate(command.linesPerSecond)) (\(command.received), \(command.status))")
+    print(table.render())
+    exit(0)
+}
+
 // `analytics-bench realistic`: only the realistic rows (quicker while working on delivery).
 if CommandLine.arguments.dropFirst().first == "realistic" {
     let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 500_000 : 500_000
