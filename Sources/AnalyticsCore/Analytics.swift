@@ -26,6 +26,31 @@ public final class Analytics: Sendable {
     private let sentBackKey = DispatchSpecificKey<Bool>()
     let report: @Sendable (AnalyticsError) -> Void
     let log: @Sendable (LogLevel, String) -> Void
+    /// Why the storage directory could not be created, if it could not.
+    private let directoryError: AnalyticsError?
+
+    /// Starts a client and fails if it cannot keep what it accepts: the storage directory cannot
+    /// be created or written, or the Segment.io upload queue cannot be opened (another process
+    /// holds it, a path component is a file, a read-only or full disk). `init` never throws — it
+    /// reports the problem and refuses those events (see ``storageError``); this is the checked way.
+    public static func start(configuration: Configuration) throws(AnalyticsError) -> Analytics {
+        let analytics = Analytics(configuration: configuration)
+        if let error = analytics.storageError {
+            analytics.shutdown()
+            throw error
+        }
+        return analytics
+    }
+
+    /// Why this client cannot store what it accepts (nil when storage works): the storage directory
+    /// is unusable, or the Segment.io destination could not open its queue and refuses its events.
+    public var storageError: AnalyticsError? {
+        if let directoryError { return directoryError }
+        if let segment = find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination, let error = segment.storageError {
+            return .storage("cannot open the Segment.io upload queue \(segment.queueDirectory): \(error)")
+        }
+        return nil
+    }
 
     public init(configuration: Configuration) {
         let configuration = SegmentDestinationFactory.registering(in: configuration)
@@ -39,11 +64,17 @@ public final class Analytics: Sendable {
             if level >= .warning { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }
         }
 
+        var directoryError: AnalyticsError?
         do {
             try FileManager.default.createDirectory(atPath: configuration.storageDirectory, withIntermediateDirectories: true)
+            if access(configuration.storageDirectory, W_OK) != 0 {
+                directoryError = .storage("storage directory \(configuration.storageDirectory) is not writable: \(String(cString: strerror(errno)))")
+            }
         } catch {
-            report(.storage("cannot create storage directory \(configuration.storageDirectory): \(error.localizedDescription)"))
+            directoryError = .storage("cannot create storage directory \(configuration.storageDirectory): \(error.localizedDescription)")
         }
+        self.directoryError = directoryError
+        if let directoryError { report(directoryError) }
         store = UserStore(directory: configuration.storageDirectory)
         let saved = store.load(report: report)
         user = Locked(saved ?? UserState(anonymousId: MessageID.make()))

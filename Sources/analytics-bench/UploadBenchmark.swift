@@ -58,12 +58,12 @@ func uploadBenchmark(events n: Int) -> (eventsPerSecond: Double, peakRSSMiB: Dou
 }
 
 /// Resets the kernel's high-water mark of this process's resident memory (VmHWM).
-private func resetPeakRSS() {
+func resetPeakRSS() {
     try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
 }
 
 /// VmHWM from /proc/self/status, in MiB (the rusage peak when /proc is unavailable).
-private func currentPeakRSSMiB() -> Double {
+func currentPeakRSSMiB() -> Double {
     if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
        let kib = Double(line.split(separator: " ").dropFirst().first ?? "") {

@@ -5,6 +5,28 @@ import Foundation
 let table = BenchTable()
 FileHandle.standardError.write(Data("analytics-bench: measuring (release build, \(ProcessInfo.processInfo.activeProcessorCount) cores)\n".utf8))
 
+// `analytics-bench command`: only the `run` row.
+if CommandLine.arguments.dropFirst().first == "command" {
+    let command = commandBenchmark(lines: 500_000)
+    table.add("run: 500,000 lines, 256 KiB cap, 20 ms server: lines/s (delivered, exit)",
+              "\(formatRate(command.linesPerSecond)) (\(command.received), \(command.status))")
+    print(table.render())
+    exit(0)
+}
+
+// `analytics-bench realistic`: only the realistic rows (quicker while working on delivery).
+if CommandLine.arguments.dropFirst().first == "realistic" {
+    let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 500_000 : 500_000
+    let libraries = buildNoOpLibraries(count: 10)
+    let mix = realisticBenchmark(events: count, libraries: libraries, trackOnly: false)
+    let trackOnly = realisticBenchmark(events: count, libraries: libraries, trackOnly: true)
+    try? FileManager.default.removeItem(atPath: libraries)
+    table.add("realistic mix / track only: events/s", "\(formatRate(mix.eventsPerSecond)) / \(formatRate(trackOnly.eventsPerSecond))")
+    table.add("realistic mix / track only: peak RSS (MiB)", String(format: "%.0f / %.0f", mix.peakRSSMiB, trackOnly.peakRSSMiB))
+    print(table.render())
+    exit(0)
+}
+
 for k in [1, 10] {
     let r = timelineBenchmark(destinations: k, events: k == 1 ? 1_000_000 : 300_000)
     table.add("timeline, K=\(k) in-process no-op destination\(k > 1 ? "s" : ""): events/s", formatRate(r.eventsPerSecond),
@@ -33,6 +55,14 @@ let nativeTen = timelineBenchmark(destinations: 10, events: 300_000, loadedFrom:
 table.add("K=10 loaded C integrations: events/s", formatRate(nativeTen.eventsPerSecond), target: "≥ 150,000")
 table.add("load 20 integration libraries (scan, dlopen, negotiate): ms", String(format: "%.1f", loadTimeBenchmark(count: 20)),
           target: "≤ 100")
+let realistic = realisticBenchmark(events: 500_000, libraries: tenLibraries, trackOnly: false)
+let realisticTrack = realisticBenchmark(events: 500_000, libraries: tenLibraries, trackOnly: true)
+table.add("realistic: 70% track / 20% identify / 10% screen, 10 loaded C + Segment.io, routing rules: events/s",
+          formatRate(realistic.eventsPerSecond), target: "≥ 100,000")
+table.add("realistic, track only: events/s (mix ÷ track only)",
+          String(format: "%@ (%.2f)", formatRate(realisticTrack.eventsPerSecond), realistic.eventsPerSecond / realisticTrack.eventsPerSecond),
+          target: "≥ 0.80")
+table.add("realistic: peak RSS, mix / track only (MiB)", String(format: "%.0f / %.0f", realistic.peakRSSMiB, realisticTrack.peakRSSMiB))
 for dir in [oneLibrary, tenLibraries] { try? FileManager.default.removeItem(atPath: dir) }
 
 // ABI 1.2 timeline plugins: a loaded C enrichment plugin vs an in-process Swift one doing the same.
@@ -59,5 +89,9 @@ let upload = uploadBenchmark(events: 1_000_000)
 table.add("track() → acknowledged upload, 1,000,000 events: events/s", formatRate(upload.eventsPerSecond), target: "≥ 100,000")
 table.add("peak RSS during the upload run: 200,000 vs 1,000,000 events (MiB)",
           String(format: "%.0f vs %.0f", smallUpload.peakRSSMiB, upload.peakRSSMiB), target: "flat")
+let command = commandBenchmark(lines: 500_000)
+table.add("run: 500,000 lines, 256 KiB disk cap, server answering in 20 ms: lines/s (delivered, exit)",
+          "\(formatRate(command.linesPerSecond)) (\(command.received == 500_000 ? "all" : "\(command.received)"), \(command.status))",
+          target: "all, 0")
 table.add("peak RSS of the run (MiB)", String(format: "%.0f", peakRSSMiB()))
 print(table.render())

@@ -7,14 +7,17 @@ enum RunCommand {
     static let help = """
         usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
                                   [--input FILE|-] [--settings-refresh SECONDS]
+                                  [--drain-timeout SECONDS] [--max-queue-bytes BYTES]
                                   [--allow-insecure-plugins] [--quiet]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
         context and integrations are kept when given), runs each through the whole pipeline — source
         plugins, every loaded integration with its own timeline and filters, and Segment.io — then
-        flushes (bounded wait) and prints what each destination received, delivered, dropped and
-        still holds. Events the Segment.io destination could not upload stay queued on disk in the
-        storage directory and go out on the next run.
+        drains: uploads this run's events and whatever earlier runs left in the storage directory,
+        retrying as the server's answers and the retry policy say, for at most --drain-timeout
+        seconds, and prints what each destination received, delivered, dropped and still holds.
+        Nothing is dropped to keep up: when a destination or the disk queue is full, reading
+        waits. Events not uploaded in time stay queued on disk and go out on the next run.
 
           --settings FILE   settings JSON in the CDN shape (integrations, plan, middlewareSettings)
           --plugins DIR     directory of integration libraries (*.so)
@@ -23,18 +26,21 @@ enum RunCommand {
           --input FILE|-    events to read (default: standard input)
           --settings-refresh SECONDS  re-read the settings file this often (destinations it adds
                             are created, those it removes destroyed; bad edits are reported and ignored)
+          --drain-timeout SECONDS  longest wait for uploads after the input ends (default 30)
+          --max-queue-bytes BYTES  disk cap of the Segment.io queue (default 67108864); when it is
+                            reached, reading waits for uploads to free room
           --allow-insecure-plugins  load libraries even if group/others may write them
           --quiet           no progress line on a terminal
 
-        Exit status: 0 every line accepted; 1 some lines were rejected (each is reported with its
-        line number); 2 usage error or unreadable settings/input; 3 lines fine but some plugin
-        library could not be loaded or created. SIGINT/SIGTERM: stop reading, flush, persist, exit 0
-        (or 1/3 as above); a second signal exits at once.
-        """
+        SIGINT/SIGTERM: stop reading, drain, persist, exit as below; a second signal exits at once
+        (every event already accepted is on disk and goes out on the next run).
+
+        """ + ExitStatus.help
 
     static func main(_ arguments: [String]) throws -> Int32 {
         let opts = try Options(arguments,
-                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh"],
+                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh",
+                                        "--drain-timeout", "--max-queue-bytes"],
                                flags: ["--allow-insecure-plugins", "--quiet"])
         if opts.has("--help") { print(help); return 0 }
         let settingsPath = try opts.required("--settings")
@@ -54,9 +60,19 @@ enum RunCommand {
             guard let seconds = Double(refresh), seconds > 0 else { throw UsageError("--settings-refresh needs a number of seconds") }
             config.settingsRefreshInterval = seconds
         }
+        var drainTimeout = 30.0
+        if let text = opts["--drain-timeout"] {
+            guard let seconds = Double(text), seconds >= 0, seconds.isFinite else { throw UsageError("--drain-timeout needs a number of seconds") }
+            drainTimeout = seconds
+        }
+        if let text = opts["--max-queue-bytes"] {
+            guard let bytes = Int(text), bytes > 0 else { throw UsageError("--max-queue-bytes needs a number of bytes") }
+            config.maxQueueBytes = bytes
+        }
         config.trackApplicationLifecycleEvents = false
-        // Batch ingestion: a slow destination slows reading rather than losing events.
-        config.destinationOverflow = .wait(seconds: 30)
+        // Batch ingestion: a slow destination or a full disk queue slows reading, nothing is dropped.
+        config.destinationOverflow = .wait(seconds: .infinity)
+        config.segment.whenQueueFull = .waitForRoom
         config.errorHandler = errors.handler
         config.logHandler = { level, message in
             if level >= .info { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }
@@ -66,6 +82,11 @@ enum RunCommand {
 
         StopSignal.install()
         let analytics = Analytics(configuration: config)
+        if let problem = analytics.storageError {
+            // Nothing read yet, nothing accepted: stop before the first line.
+            analytics.shutdown()
+            throw UsageError("\(problem); no input was read")
+        }
         let progress = Progress(enabled: !opts.has("--quiet") && isatty(2) == 1)
 
         var reader = LineReader(fd: fd)
@@ -98,11 +119,22 @@ enum RunCommand {
         let interrupted = StopSignal.requested
         if interrupted { FileHandle.standardError.write(Data("analytics-host: stopping: flushing and saving what is left\n".utf8)) }
 
+        analytics.flush()
+        let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination
+        let drained = segment?.drain(timeout: interrupted ? 0 : drainTimeout) ?? true
         let complete = analytics.shutdown()
-        print(Summary.render(analytics: analytics, accepted: accepted, rejected: rejected, interrupted: interrupted))
+        print(Summary.render(analytics: analytics, accepted: accepted, rejected: rejected, interrupted: interrupted,
+                             drainTimeout: drained ? nil : drainTimeout))
         if !complete { FileHandle.standardError.write(Data("analytics-host: some destinations did not finish in time; queued events are kept for the next run\n".utf8)) }
-        if rejected > 0 { return 1 }
-        return errors.pluginProblems > 0 ? 3 : 0
+        var outcome = ExitStatus.RunOutcome()
+        outcome.rejectedLines = rejected
+        outcome.pluginProblems = errors.pluginProblems
+        for case let destination as DestinationPlugin in analytics.timeline.plugins(of: .destination) {
+            guard let stats = analytics.timeline.stats(forKey: destination.key) else { continue }
+            outcome.failedForGood += stats.failed
+            outcome.stillQueued += stats.queued
+        }
+        return ExitStatus.of(outcome).rawValue
     }
 }
 

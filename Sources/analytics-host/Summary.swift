@@ -2,7 +2,8 @@ import AnalyticsCore
 
 /// The per-destination table printed at the end of a run.
 enum Summary {
-    static func render(analytics: Analytics, accepted: Int, rejected: Int, interrupted: Bool) -> String {
+    /// - Parameter drainTimeout: set when the Segment.io queue was not drained in that time.
+    static func render(analytics: Analytics, accepted: Int, rejected: Int, interrupted: Bool, drainTimeout: Double? = nil) -> String {
         let header = ["destination", "offered", "delivered", "dropped", "skipped", "failed", "queued"]
         var rows: [[String]] = []
         for destination in analytics.timeline.plugins(of: .destination) {
@@ -21,13 +22,26 @@ enum Summary {
         var out = "\(accepted) events accepted, \(rejected) rejected\(interrupted ? " (interrupted)" : "")\n"
         out += line(header) + "\n"
         for r in rows { out += line(r) + "\n" }
-        out += "dropped: by filters, destination middleware or a full queue; skipped: by the integrations option or the tracking plan"
-        if let segment = analytics.find(key: "Segment.io") as? SegmentDestination {
-            let pending = analytics.timeline.stats(forKey: "Segment.io")?.queued ?? segment.pendingEvents
-            if pending > 0 {
-                out += "\nSegment.io: \(pending) event\(pending == 1 ? "" : "s") not uploaded yet (no answer from \(segment.uploadConfiguration.apiHost)); "
-                out += "kept on disk in \(segment.queueDirectory), sent on the next run"
-            }
+        out += "dropped: by filters, destination middleware or a full queue; skipped: by the integrations option or the tracking plan;\n"
+        out += "failed: will never be delivered (refused by the server, permanent errors); queued: kept for a later run"
+        if let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination {
+            out += "\n" + segmentLine(segment, queued: analytics.timeline.stats(forKey: segment.key)?.queued ?? segment.pendingEvents,
+                                      drainTimeout: drainTimeout)
+        }
+        return out
+    }
+
+    /// "Segment.io: backlog …, uploaded …, still queued …, rejected …", then where and why.
+    static func segmentLine(_ segment: SegmentDestination, queued: Int, drainTimeout: Double?) -> String {
+        let host = segment.uploadConfiguration.apiHost
+        var out = "Segment.io: \(segment.backlogEvents) from earlier runs (backlog), \(segment.uploadedEvents) uploaded to \(host), "
+        out += "\(queued) still queued, \(segment.rejectedEvents) rejected by the server"
+        if queued > 0 {
+            out += "\nSegment.io: \(queued) event\(queued == 1 ? "" : "s") kept on disk in \(segment.queueDirectory), sent on the next run"
+            if let drainTimeout { out += " (not uploaded within the drain time of \(drainTimeout) s)" }
+        }
+        if let problem = segment.lastUploadProblem {
+            out += "\nSegment.io: last failed upload: \(problem)"
         }
         return out
     }

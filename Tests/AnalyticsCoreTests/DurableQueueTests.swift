@@ -116,7 +116,9 @@ import Glibc
 
         let log = QueueErrorLog()
         let queue = try DurableQueue(directory: dir.queuePath, onError: log.callback)
-        #expect(log.all == [.tornTailRepaired(path: dir.queuePath + "/" + segment, bytesRemoved: record.count)])
+        let aside = dir.queuePath + "/" + segment + ".at-\(intact).corrupt"
+        #expect(log.all == [.tornTailRepaired(path: dir.queuePath + "/" + segment, bytesRemoved: record.count, setAsideAs: aside)])
+        #expect(dir.bytes(segment + ".at-\(intact).corrupt") == record, "the torn bytes are kept for inspection")
         #expect(dir.size(segment) == intact)
         try queue.append(queueTestEvent(6))
         #expect(try drainQueue(queue) == [0, 1, 2, 3, 4, 6])
@@ -154,8 +156,9 @@ import Glibc
 
         let log = QueueErrorLog()
         let queue = try DurableQueue(directory: dir.queuePath, configuration: config, onError: log.callback)
-        #expect(log.all.isEmpty)  // sealed segments are checked while reading, not at open
+        #expect(log.all.count == 2, "every segment is checked when the queue opens")
         let delivered = try drainQueue(queue, batchSize: 10)
+        #expect(log.all.count == 2, "reported once, not again when read")
         #expect(delivered == Array(0..<60).filter { $0 != 15 && $0 != 20 })
 
         let regions = log.all.compactMap { error -> (Int, Int, String)? in
@@ -185,8 +188,11 @@ import Glibc
 
         let log = QueueErrorLog()
         let queue = try DurableQueue(directory: dir.queuePath, configuration: config, onError: log.callback)
+        // Both found at open: the garbage newest file and the garbage middle one.
         #expect(log.all == [.corruptFile(path: dir.queuePath + "/00000009.seg", reason: "no segment header and no intact record",
-                                         setAsideAs: dir.queuePath + "/00000009.seg.corrupt")])
+                                         setAsideAs: dir.queuePath + "/00000009.seg.corrupt"),
+                            .corruptFile(path: dir.queuePath + "/00000002.seg", reason: "no segment header and no intact record",
+                                         setAsideAs: dir.queuePath + "/00000002.seg.corrupt")])
         try queue.append(queueTestEvent(38))
         #expect(dir.segments().last == "00000003.seg")  // appending continues in the last good segment
         #expect(try drainQueue(queue) == Array(0..<13) + Array(26..<39))
@@ -210,7 +216,10 @@ import Glibc
         dir.write("cursor", cursor)
         let log = QueueErrorLog()
         let queue = try DurableQueue(directory: dir.queuePath, onError: log.callback)
-        #expect(log.all == [.badCursor(path: dir.queuePath + "/cursor", reason: "checksum mismatch")])
+        #expect(log.all == [.cursorLost(path: dir.queuePath + "/cursor", reason: "is unreadable (checksum mismatch)", resend: 10,
+                                        bytes: (0..<10).map { queueTestEvent($0).count + 12 }.reduce(0, +),
+                                        setAsideAs: dir.queuePath + "/cursor.corrupt")])
+        #expect(dir.files().contains("cursor.corrupt"), "the damaged cursor is kept")
         #expect(try drainQueue(queue) == Array(0..<10))
     }
 

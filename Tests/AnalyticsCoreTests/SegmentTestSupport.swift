@@ -50,6 +50,8 @@ struct SegmentHarness {
 /// One upload as the server saw it.
 struct ReceivedBatch {
     let messageIds: [String]
+    /// `properties.index` of each event (what `segment-crash-child` tracks).
+    let crashIndices: [Int]
     let sentAt: String?
     let writeKey: String?
     let request: RecordedRequest
@@ -57,7 +59,9 @@ struct ReceivedBatch {
     init(_ request: RecordedRequest) throws {
         self.request = request
         guard case .object(let body) = try JSON(parsing: request.body) else { throw SegmentTestFailure("body is not an object") }
-        messageIds = (body["batch"]?.arrayValue ?? []).compactMap { $0["messageId"]?.stringValue }
+        let events = body["batch"]?.arrayValue ?? []
+        messageIds = events.compactMap { $0["messageId"]?.stringValue }
+        crashIndices = events.compactMap { $0["properties"]?["index"]?.doubleValue.map(Int.init) }
         sentAt = body["sentAt"]?.stringValue
         writeKey = body["writeKey"]?.stringValue
     }

@@ -3,10 +3,10 @@ import Foundation
 import Glibc
 
 // Test-only child for the Segment.io SIGKILL tests: a real client whose only destination is the
-// built-in Segment.io destination, streaming track events with messageIds "c-<index>" until it is
-// killed. It prints "a <n>" whenever the destination has stored more events on disk: the first n
-// events of the run are then accepted (the destination handles events in call order and stores
-// each before the next; the child checks that none failed or overflowed and says so otherwise).
+// built-in Segment.io destination, calling `track("Crash Test", properties: ["index": i])` in a
+// loop until it is killed. After each call returns it writes "a <n>" (n calls have returned) to
+// standard output, a pipe the test reads: those n events are accepted, so each must reach the
+// server after a restart, however the child dies.
 //
 // usage: segment-crash-child STORAGE_DIR API_HOST FIRST_INDEX COUNT FLUSH_AT
 func say(_ line: String) {
@@ -28,36 +28,20 @@ config.segment.requestTimeout = 60
 config.flushAt = flushAt
 config.flushInterval = 3600
 config.errorHandler = { error in say("e \(error)") }
-let analytics = Analytics(configuration: config)
-guard let stats = analytics.timeline.stats(forKey: "Segment.io") else {
-    say("e no Segment.io destination")
+let analytics: Analytics
+do {
+    analytics = try Analytics.start(configuration: config)
+} catch {
+    say("e \(error)")
     exit(1)
 }
 say("ready")
 
-var announced = 0
 let filler = String(repeating: "crash test property text ", count: 8)
 for index in first..<(first + count) {
-    let payload: JSONObject = [
-        "type": "track", "event": "Crash Test", "messageId": .string("c-\(index)"),
-        "properties": ["index": .number(Double(index)), "filler": .string(filler)],
-    ]
-    do { try analytics.process(payload: payload) } catch {
-        say("e \(error)")
-        exit(1)
-    }
-    // Keep the destination's in-memory queue short so that nothing overflows: accepted events
-    // are then exactly a prefix of the run.
-    while stats.received - stats.delivered > 2_000 { sched_yield() }
-    let stored = stats.delivered
-    if stored > announced {
-        if stats.failed > 0 || stats.overflowed > 0 { say("e failed \(stats.failed) overflowed \(stats.overflowed)") }
-        announced = stored
-        say("a \(stored)")
-    }
+    analytics.track("Crash Test", properties: ["index": .number(Double(index)), "filler": .string(filler)])
+    say("a \(index - first + 1)")
 }
-while stats.delivered < count { sched_yield() }
-say("a \(stats.delivered)")
 say("done")
 // Stay alive until killed (the tests SIGKILL; a closed stdin ends the child too).
 var byte: UInt8 = 0

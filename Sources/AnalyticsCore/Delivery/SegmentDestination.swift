@@ -2,8 +2,15 @@ import Foundation
 import Synchronization
 
 /// The built-in Segment.io destination: every event it receives is written to the durable queue
-/// in `<storageDirectory>/queue` (an event counts as accepted only once it is on disk) and uploaded
-/// in batches to the tracking API by its own upload thread (``SegmentDestinationUploadLoop``).
+/// in `<storageDirectory>/queue` and uploaded in batches to the tracking API by its own upload
+/// thread (``SegmentDestinationUploadLoop``).
+///
+/// "Accepted" means on disk: it is an ``InlineDestination``, so the write happens on the caller's
+/// thread inside the fan-out, and when `track()` (or any call) returns, the event is in the queue
+/// file (write(2): it survives SIGKILL; power loss per ``SegmentDestinationOptions/fsync``). At the
+/// disk cap, apps drop the oldest events (counted as failed, reported); with
+/// ``SegmentDestinationOptions/whenQueueFull`` `.waitForRoom` (the command) the call waits for
+/// uploads to free room instead.
 ///
 /// Settings: `integrations["Segment.io"]` gives `apiKey`, `apiHost` and `httpConfig` (retry policy);
 /// `configuration.segment` overrides the host for tests, `configuration.maxQueueBytes` caps the disk.
@@ -13,7 +20,7 @@ import Synchronization
 ///
 /// Created by ``SegmentDestinationFactory``, which the client registers unless
 /// `configuration.autoAddSegmentDestination` is false.
-public final class SegmentDestination: EncodedEventConsumer {
+public final class SegmentDestination: EncodedEventConsumer, InlineDestination {
     public let key = RoutingRules.segmentDestinationKey
     public let timeline = Timeline()
 
@@ -51,25 +58,26 @@ public final class SegmentDestination: EncodedEventConsumer {
         let report = analytics.report
         let queueConfiguration = DurableQueue.Configuration(maxDiskBytes: configuration.maxQueueBytes,
                                                             maxRecordBytes: BatchLimits.maxEventBytes,
-                                                            fsync: configuration.segment.fsync)
+                                                            fsync: configuration.segment.fsync,
+                                                            whenFull: configuration.segment.whenQueueFull)
         do {
             let queue = try DurableQueue(directory: queueDirectory, configuration: queueConfiguration) { error in
                 if case .droppedOverCap(let events, _, _) = error {
                     counters.removed(events)
                     counters.failed(events)
                 }
-                report(.storage("Segment.io upload queue \(error)"))
+                report(.storage("Segment.io upload \(error)"))
             }
-            // The queue keeps no count: the first batch tells whether (and at least how much) a
-            // previous run left to upload.
-            let backlog = (try? queue.peekBatch(maxEvents: BatchLimits.maxBatchEvents, maxBytes: BatchLimits.maxBatchBytes).count) ?? 0
+            let backlog = queue.pendingEvents
             counters.setBacklog(backlog)
             self.queue = queue
             self.storageError = nil
-            self.loop = SegmentDestinationUploadLoop(queue: queue, upload: endpoint.upload,
-                                                     flushInterval: configuration.flushInterval,
-                                                     counters: counters, report: report)
-            if backlog > 0 { loop?.kick() }
+            let loop = SegmentDestinationUploadLoop(queue: queue, upload: endpoint.upload,
+                                                    flushInterval: configuration.flushInterval,
+                                                    counters: counters, report: report)
+            self.loop = loop
+            queue.whenWaitingForRoom { loop.urge() }
+            if backlog > 0 { loop.kick() }
         } catch {
             self.queue = nil
             self.storageError = error
@@ -86,6 +94,13 @@ public final class SegmentDestination: EncodedEventConsumer {
     public var uploadedBatches: Int { counters.uploadedBatches }
     /// Events waiting on disk (see ``DestinationStats/queued``).
     public var pendingEvents: Int { counters.pending }
+    /// Events earlier runs left on disk, found when the queue opened (part of ``pendingEvents``
+    /// until uploaded).
+    public var backlogEvents: Int { counters.backlog }
+    /// Events the server refused for good (e.g. HTTP 400) or that hit a retry limit.
+    public var rejectedEvents: Int { counters.rejected }
+    /// The last failed upload attempt ("HTTP 500: … from <host>", "network error: …"), nil if none.
+    public var lastUploadProblem: String? { counters.lastProblem }
     /// The upload settings in force (after the latest settings update).
     public var uploadConfiguration: UploadConfiguration { endpoint.withLock { $0.upload } }
 
@@ -148,6 +163,18 @@ public final class SegmentDestination: EncodedEventConsumer {
         loop.flushAndWait(timeout: min(configuration.segment.flushWait, configuration.flushTimeout / 2))
     }
 
+    /// Uploads everything on disk — this run's events and earlier runs' backlog — retrying with
+    /// backoff and `Retry-After` as the policy says, and waits until the queue is empty or
+    /// `timeout` seconds passed. Returns true when everything was uploaded (or refused for good).
+    @discardableResult
+    public func drain(timeout: Double) -> Bool {
+        guard let loop else {
+            reportRefused()
+            return false
+        }
+        return loop.drain(timeout: timeout)
+    }
+
     /// Stops the upload thread (cutting a backoff short) and closes the queue, releasing its lock
     /// for the next client. Whatever was not uploaded stays on disk for the next run.
     public func shutdown() {
@@ -175,4 +202,52 @@ public final class SegmentDestination: EncodedEventConsumer {
         guard total > before, let storageError else { return }
         report(.storage("Segment.io: refused \(total - before) event(s): the upload queue \(queueDirectory) is not open (\(storageError))"))
     }
+}
+
+/// Makes the built-in Segment.io destination from `integrations["Segment.io"]`. The client adds
+/// this factory on its own (as analytics-swift adds its SegmentDestination) unless
+/// `Configuration.autoAddSegmentDestination` is false or a factory for the key is already given.
+public struct SegmentDestinationFactory: IntegrationFactory {
+    public let key = RoutingRules.segmentDestinationKey
+
+    public init() {}
+
+    public func create(settings: JSONObject, analytics: Analytics) throws -> DestinationPlugin {
+        SegmentDestination(settings: settings, analytics: analytics)
+    }
+
+    /// `configuration` with this factory added when the client should upload to Segment.
+    static func registering(in configuration: Configuration) -> Configuration {
+        guard configuration.autoAddSegmentDestination,
+              !configuration.integrationFactories.contains(where: { $0.key == RoutingRules.segmentDestinationKey }) else {
+            return configuration
+        }
+        var c = configuration
+        c.integrationFactories.append(SegmentDestinationFactory())
+        return c
+    }
+}
+
+/// Knobs of the built-in Segment.io destination that settings do not carry: where tests point it,
+/// how long a `flush()` waits for the network, how hard the queue syncs. Part of ``Configuration``
+/// (`configuration.segment`); the disk cap is ``Configuration/maxQueueBytes``.
+public struct SegmentDestinationOptions: Sendable {
+    /// Overrides `integrations["Segment.io"].apiHost` (and every refresh of it), e.g.
+    /// `http://127.0.0.1:8080/v1` for a local server. nil: the settings decide.
+    public var apiHost: String?
+    /// Seconds without a response before an upload attempt fails (and is retried).
+    public var requestTimeout: Double = 15
+    /// zlib level of request bodies (1 fastest … 9; 0 uncompressed).
+    public var compressionLevel: Int32 = 1
+    /// Longest time `flush()` waits for the pending events to be uploaded before returning with
+    /// the rest still queued on disk. A flush returns sooner when an attempt fails (network down,
+    /// server error): the events stay queued and the backoff continues in the background.
+    public var flushWait: Double = 5
+    /// When appended events are forced to the device (a SIGKILL loses nothing either way).
+    public var fsync: DurableQueue.FsyncPolicy = .never
+    /// At the disk cap (``Configuration/maxQueueBytes``): drop the oldest events (apps, the
+    /// default: a call never waits for the network) or wait for uploads to free room (batch input).
+    public var whenQueueFull: DurableQueue.FullPolicy = .dropOldest
+
+    public init() {}
 }

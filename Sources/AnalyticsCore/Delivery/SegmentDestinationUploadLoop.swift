@@ -1,13 +1,14 @@
 import Foundation
 import Synchronization
 
-/// The Segment.io destination's upload thread. It is separate from the destination's worker so
-/// that appending events never waits for the network: the worker writes to the durable queue and
-/// kicks this thread; this thread reads batches from the queue, uploads them through the
+/// The Segment.io destination's upload thread. It is separate from the destination so that
+/// appending events never waits for the network: the caller's thread writes to the durable queue
+/// and kicks this thread; this thread reads batches from the queue, uploads them through the
 /// ``Uploader`` (gzip, Basic auth, `X-Retry-Count`, fresh `sentAt`, the retry policy) and
 /// acknowledges what the server accepted or refused for good. Retryable failures keep the batch on
 /// disk; the uploader backs off (honouring `Retry-After`) on this thread, so a failing network
-/// never blocks the worker.
+/// never blocks a caller. `X-Retry-Count` is the number of earlier attempts of the batch, persisted
+/// in the queue directory before each attempt, so it goes on counting across runs.
 ///
 /// A pass uploads until the queue is empty. Passes start when the destination kicks (`flushAt`
 /// events pending), every `flushInterval` seconds, and on `flush()`.
@@ -25,6 +26,8 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
     /// Set by `kick()` until the next pass starts: one wake-up however many events arrive.
     private let kickPending = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
+    /// How long a kicked pass waits for more events before reading its batch.
+    private static let linger = 0.01
 
     /// The loop's shared state, guarded by its condition.
     private final class Control: @unchecked Sendable {
@@ -75,6 +78,14 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
         control.condition.unlock()
     }
 
+    /// Asks for a pass now, without lingering (a caller waits for room at the disk cap).
+    func urge() {
+        control.condition.lock()
+        control.requested += 1
+        control.condition.broadcast()
+        control.condition.unlock()
+    }
+
     /// Starts a pass over everything on disk and waits until it has uploaded all of it, until an
     /// attempt fails (the uploader is backing off: waiting would only hold the caller), or until
     /// `timeout` seconds passed. Returns true when the queue was drained.
@@ -93,6 +104,28 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
     }
 
     private var lastPassDrained = false  // guarded by control.condition
+
+    /// Uploads everything on disk — retries, backoff and `Retry-After` included — and waits until
+    /// the queue is empty or `timeout` seconds passed. Returns true when the queue was drained.
+    @discardableResult
+    func drain(timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+        control.condition.lock()
+        defer { control.condition.unlock() }
+        while !control.finished {
+            control.requested += 1
+            let generation = control.requested
+            control.condition.broadcast()
+            while control.settled < generation && !control.finished {
+                if !control.condition.wait(until: deadline) { return false }
+            }
+            if lastPassDrained || control.finished { break }
+            // The pass ended early (backoff disabled by httpConfig, unreadable queue): try again
+            // after a short pause rather than spin, until the deadline.
+            if !control.condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.5))) && Date() >= deadline { return false }
+        }
+        return lastPassDrained
+    }
 
     /// Ends the thread: cuts a backoff wait short and waits (at most `timeout`) for an upload in
     /// flight to finish, so that its acknowledgement is not lost. Returns false if it did not end.
@@ -117,7 +150,6 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
 
     private func run() {
         var lastPass = monotonicSeconds()
-        var carried: (start: DurableQueue.Position, retry: Int)?
         while true {
             control.condition.lock()
             while !control.stopping && control.requested <= control.served && !(control.kicked && !control.suspended) {
@@ -129,6 +161,10 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
                 control.condition.unlock()
                 break
             }
+            // Woken by a kick alone (events arriving, no flush or drain asked for): linger a few
+            // milliseconds so that a batch collects more than `flushAt` events — fewer, larger
+            // uploads while calls stream in. A flush, a drain or stop ends the linger at once.
+            lingerLocked()
             let generation = control.requested
             control.served = generation
             control.kicked = false
@@ -136,7 +172,7 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
             kickPending.store(false, ordering: .releasing)
             control.condition.unlock()
 
-            let end = pass(&carried)
+            let end = pass()
             lastPass = monotonicSeconds()
 
             control.condition.lock()
@@ -153,14 +189,34 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
         control.condition.unlock()
     }
 
+    /// With `control.condition` held: unless a flush, drain or stop is asked for, waits up to
+    /// `linger` while fewer than a full batch of events are pending.
+    private func lingerLocked() {
+        guard control.requested <= control.served && counters.pending < BatchLimits.maxBatchEvents else { return }
+        let until = Date(timeIntervalSinceNow: Self.linger)
+        while !control.stopping && control.requested <= control.served && counters.pending < BatchLimits.maxBatchEvents {
+            if !control.condition.wait(until: until) { break }
+        }
+    }
+
     /// Uploads batches until the queue is empty, a batch is deferred, or the loop stops.
-    private func pass(_ carried: inout (start: DurableQueue.Position, retry: Int)?) -> PassEnd {
+    private func pass() -> PassEnd {
+        var first = true
         while true {
             if stopping.load(ordering: .acquiring) { return .stopped }
+            if !first {
+                // Between batches too: calls streaming in fill the next batch meanwhile.
+                control.condition.lock()
+                lingerLocked()
+                control.condition.unlock()
+            }
+            first = false
             var builder = BatchBuilder(writeKey: uploader.configuration.writeKey)
             // Payload budget so that the finished body (framing, commas, sentAt, writeKey) fits.
-            let budget = BatchLimits.maxBatchBytes - builder.currentSize - (BatchLimits.maxBatchEvents - 1)
-            let observed = counters.pending
+            // At most half the disk cap: while one batch is out, callers waiting for room (batch
+            // input at the cap) fill the other half, and the next batch is ready when it returns.
+            let budget = min(BatchLimits.maxBatchBytes - builder.currentSize - (BatchLimits.maxBatchEvents - 1),
+                             queue.configuration.maxDiskBytes / 2)
             let batch: DurableQueue.Batch
             do {
                 batch = try queue.peekBatch(maxEvents: BatchLimits.maxBatchEvents, maxBytes: budget)
@@ -169,10 +225,7 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
                 report(.storage("Segment.io: cannot read the upload queue: \(error)"))
                 return .deferred
             }
-            if batch.isEmpty {
-                counters.drained(observed: observed)
-                return .drained
-            }
+            if batch.isEmpty { return .drained }
 
             var rejected = 0
             var overflow = false
@@ -190,40 +243,58 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
             }
             if overflow {
                 // Cannot happen with the budget above; never acknowledge what was not sent.
+                queue.release(batch)
                 report(.delivery("Segment.io: a batch of \(batch.count) stored events does not fit in \(BatchLimits.maxBatchBytes) bytes; kept on disk"))
                 return .deferred
             }
             counters.failed(rejected)
 
-            var end: PassEnd?
-            if builder.isEmpty {
-                carried = nil
-            } else {
-                let retry = carried.flatMap { $0.start == batch.start ? $0.retry : nil } ?? 0
+            if !builder.isEmpty {
                 let upload = builder.finish()
-                let outcome = uploader.deliver(upload, retryCount: retry)
+                let host = uploader.configuration.apiHost
+                let queue = self.queue
+                let outcome = uploader.deliver(upload, retryCount: queue.attempts(at: batch.start)) { retry in
+                    queue.recordAttempts(retry + 1, at: batch.start)
+                }
+                if let failure = outcome.failure { counters.problem("\(failure) from \(host)") }
                 switch outcome.disposition {
                 case .delivered:
-                    carried = nil
                     counters.uploaded(upload.eventCount)
                 case .dropped:
-                    carried = nil
-                    counters.failed(upload.eventCount)
-                    report(.delivery("Segment.io: dropped a batch of \(upload.eventCount) events after \(outcome.attempts) attempt(s): \(outcome.reason)"))
+                    counters.rejected(upload.eventCount)
+                    report(.delivery("Segment.io: dropped a batch of \(upload.eventCount) events after \(outcome.attempts) attempt(s) to \(host): \(outcome.reason)"))
                 case .deferred:
-                    carried = (batch.start, outcome.nextRetryCount)
-                    end = stopping.load(ordering: .acquiring) ? .stopped : .deferred
+                    queue.release(batch)
+                    return stopping.load(ordering: .acquiring) ? .stopped : .deferred
                 }
             }
-            if let end { return end }
             do {
-                try queue.acknowledge(batch)
+                counters.removed(try queue.acknowledge(batch))
             } catch {
                 if case .closed = error { return .closed }
                 report(.storage("Segment.io: cannot remove an uploaded batch from the queue (it may be sent again): \(error)"))
                 return .deferred
             }
-            counters.removed(batch.count)
         }
     }
+}
+
+/// The upload thread's retry sleeper: an ``InterruptibleSleeper`` (shutdown cuts any wait short)
+/// that also tells the upload loop when a backoff wait begins and ends. A wait begins only after a
+/// failed attempt, which is how a waiting `flush()` learns that the network is failing and returns
+/// at once instead of sitting out a backoff that may last minutes.
+final class SegmentDestinationSleeper: RetrySleeper {
+    private let sleeper = InterruptibleSleeper()
+    private let waiting: @Sendable (Bool) -> Void
+
+    init(waiting: @escaping @Sendable (Bool) -> Void) { self.waiting = waiting }
+
+    func sleep(seconds: Double) -> Bool {
+        waiting(true)
+        defer { waiting(false) }
+        return sleeper.sleep(seconds: seconds)
+    }
+
+    /// Ends the current and every later wait.
+    func cancel() { sleeper.cancel() }
 }

@@ -117,9 +117,13 @@ public final class Uploader: Sendable {
     ///   exponential backoff with jitter. - other statuses: dropped at once (400 included).
     /// Limits: `maxRetryCount` retryable failures / `rateLimitMaxRetryCount` 429s, and the total
     /// time since the first failure (`maxTotalBackoffDuration`, `maxRateLimitDuration`).
-    /// - Parameter retryCount: the `X-Retry-Count` of the first attempt (a batch restored from disk
-    ///   carries on where it stopped).
-    public func deliver(_ batch: UploadBatch, retryCount: Int = 0) -> UploadOutcome {
+    /// - Parameters:
+    ///   - retryCount: the `X-Retry-Count` of the first attempt (a batch restored from disk carries
+    ///     on where it stopped).
+    ///   - beforeAttempt: called with each attempt's `X-Retry-Count` just before it is sent (the
+    ///     Segment.io destination persists the count, so that it goes on across runs).
+    public func deliver(_ batch: UploadBatch, retryCount: Int = 0,
+                        beforeAttempt: (Int) -> Void = { _ in }) -> UploadOutcome {
         var retry = retryCount
         var attempts = 0
         var waits: [Double] = []
@@ -127,6 +131,7 @@ public final class Uploader: Sendable {
         var rateLimits = 0
         var firstFailure: Double?
         var firstRateLimit: Double?
+        var lastFailure: UploadFailure?
 
         func outcome(_ d: UploadOutcome.Disposition, _ failure: UploadFailure?, _ reason: String) -> UploadOutcome {
             UploadOutcome(disposition: d, attempts: attempts, failure: failure, reason: reason, waits: waits,
@@ -136,11 +141,13 @@ public final class Uploader: Sendable {
         while true {
             let policy = state.withLock { $0.configuration.retryPolicy }
             attempts += 1
+            beforeAttempt(retry)
             let failure: UploadFailure
             switch attempt(batch, retryCount: retry) {
-            case .accepted: return outcome(.delivered, nil, "accepted")
+            case .accepted: return outcome(.delivered, lastFailure, "accepted")
             case .failed(let f): failure = f
             }
+            lastFailure = failure
 
             let now = clock()
             let wait: Double
@@ -150,7 +157,7 @@ public final class Uploader: Sendable {
             case .status(let code, let retryAfter, _):
                 switch policy.classify(status: code) {
                 case .success:
-                    return outcome(.delivered, nil, "accepted")
+                    return outcome(.delivered, lastFailure, "accepted")
                 case .drop:
                     return outcome(.dropped, failure, "HTTP \(code) is not retryable")
                 case .rateLimited:

@@ -27,3 +27,10 @@ extension DestinationPlugin {
         timeline.deliver(event, to: self).result
     }
 }
+
+/// A destination whose work on an event is quick and must be finished when the call returns (the
+/// Segment.io destination writes each event to its durable queue: "accepted" means on disk). It
+/// runs on the caller's thread inside the fan-out instead of on a worker: no queue, no overflow.
+/// `execute`, `update` and `reset` are never called concurrently and keep call order; `flush` and
+/// `shutdown` may run on another thread while an event is being handled, so they must be safe to.
+public protocol InlineDestination: DestinationPlugin {}

@@ -3,6 +3,10 @@ import Foundation
 /// Drains one destination's bounded queue on its own thread, so that the destination sees events in
 /// call order, is never called concurrently, and can block without slowing callers or other
 /// destinations. When the queue is full the oldest event is dropped, counted and reported.
+///
+/// An ``InlineDestination`` gets no thread and no queue: its events, settings and resets run on the
+/// caller's thread inside the fan-out (which is serialised, so the order and "never concurrently"
+/// rules still hold), and a call returns only after the destination has handled the event.
 final class DestinationWorker: @unchecked Sendable {
     enum Item {
         case event(Event)
@@ -33,6 +37,10 @@ final class DestinationWorker: @unchecked Sendable {
     private var producersWaiting = 0
 
     private let finished = DispatchSemaphore(value: 0)
+    /// Set for an ``InlineDestination``: items are handled on the caller's thread under this lock.
+    private let inline: Locked<Bool>?
+
+    var isInline: Bool { inline != nil }
 
     init(destination: DestinationPlugin, capacity: Int, overflow: OverflowPolicy = .dropOldest,
          report: @escaping @Sendable (AnalyticsError) -> Void) {
@@ -40,6 +48,11 @@ final class DestinationWorker: @unchecked Sendable {
         self.capacity = max(1, capacity)
         self.overflow = overflow
         self.report = report
+        if destination is InlineDestination {
+            inline = Locked(false)
+            return
+        }
+        inline = nil
         let thread = Thread { [self] in run() }
         thread.name = "destination \(destination.key)"
         thread.start()
@@ -47,13 +60,17 @@ final class DestinationWorker: @unchecked Sendable {
 
     /// Queues an item; never blocks on the destination.
     func submit(_ item: Item) {
+        if let inline {
+            submitInline(item, inline)
+            return
+        }
         condition.lock()
         guard !stopping else { condition.unlock(); return }
         if case .event = item {
             stats._received.wrappingAdd(1, ordering: .relaxed)
             if case .wait(let limit) = overflow, queuedEvents >= capacity {
                 // Backpressure: hold the caller until the worker drains (bounded by `limit`).
-                let deadline = Date(timeIntervalSinceNow: limit)
+                let deadline = limit.isFinite ? Date(timeIntervalSinceNow: limit) : Date.distantFuture
                 producersWaiting += 1
                 if consumer != .running { condition.broadcast() }
                 while queuedEvents >= capacity && !stopping && Date() < deadline { _ = condition.wait(until: deadline) }
@@ -88,6 +105,15 @@ final class DestinationWorker: @unchecked Sendable {
     /// the destination did not finish within `timeout` seconds.
     @discardableResult
     func stop(timeout: Double) -> Bool {
+        if let inline {
+            // No queue to drain: every call already returned. Later calls are ignored.
+            let wasStopped = inline.withLock { stopped -> Bool in defer { stopped = true }; return stopped }
+            if !wasStopped {
+                destination.timeline.shutdownAll()
+                destination.shutdown()
+            }
+            return true
+        }
         condition.lock()
         stopping = true
         condition.broadcast()
@@ -128,6 +154,24 @@ final class DestinationWorker: @unchecked Sendable {
         destination.timeline.shutdownAll()
         destination.shutdown()
         finished.signal()
+    }
+
+    /// An inline destination's item, on the caller's thread. A flush runs outside the lock: it may
+    /// wait for the network, and calls must not wait for it (inline destinations allow that).
+    private func submitInline(_ item: Item, _ lock: Locked<Bool>) {
+        if case .flush = item {
+            if lock.withLock({ $0 }) {
+                if case .flush(let group) = item { group.leave() }
+                return
+            }
+            handle(item)
+            return
+        }
+        lock.withLock { stopped in
+            guard !stopped else { return }
+            if case .event = item { stats._received.wrappingAdd(1, ordering: .relaxed) }
+            handle(item)
+        }
     }
 
     private func handle(_ item: Item) {

@@ -5,5 +5,6 @@ public enum OverflowPolicy: Sendable, Equatable {
     case dropOldest
     /// Make the caller wait until the destination catches up, at most this many seconds, then drop
     /// the oldest as above: for batch ingestion, where losing events is worse than waiting.
+    /// `.infinity` waits as long as it takes (the command: input slows, nothing is dropped).
     case wait(seconds: Double)
 }

@@ -234,7 +234,8 @@ public final class Timeline: @unchecked Sendable {
         let s = stages.withLock { $0 }
         for case let p as EventPlugin in s.before + s.enrichment + s.after + s.utility { p.flush() }
         let group = DispatchGroup()
-        for worker in s.destinations {
+        // Workers first: an inline destination flushes on this thread, while they work on theirs.
+        for worker in s.destinations.filter({ !$0.isInline }) + s.destinations.filter(\.isInline) {
             group.enter()
             worker.submit(.flush(group))
         }

@@ -1,21 +1,29 @@
+import Foundation
+
 /// The upload destination's on-disk event queue.
 ///
 /// Why it looks like this: an event the destination accepts must survive a crash, so `append`
 /// returns only after the event was written (write(2)) to an append-only segment file — the OS page
-/// cache survives SIGKILL; `Configuration.fsync` adds power-loss safety. Appends never rewrite
-/// earlier data. Delivery reads batches (`peekBatch`) and removes them with `acknowledge`, which
+/// cache survives SIGKILL of the process. Power loss or a kernel crash is a separate policy
+/// (`Configuration.fsync`): `.never` (default) forces data to the device only on `flush()`/`close()`,
+/// `.every(appends:)` is group commit (one fdatasync per n appends), `.always` one per append.
+/// Appends never rewrite earlier data. Delivery reads batches (`peekBatch`) and removes them with `acknowledge`, which
 /// persists one position atomically and deletes fully delivered segments; a crash therefore
 /// re-delivers at most the batch in flight. Disk use is capped (oldest events are dropped and
 /// reported), damaged files are repaired or set aside with an error while every intact event is
 /// kept, and a second opener of the same directory gets `QueueError.locked`.
 ///
 /// Thread-safe: every call runs under one lock. Memory stays flat whatever the queue's length.
-public final class DurableQueue: Sendable {
+public final class DurableQueue: @unchecked Sendable {
     /// The queue's own directory (segments `*.seg`, `cursor`, `LOCK`).
     public let directory: String
     public let configuration: Configuration
-    private let engine: Locked<StorageEngine>
+    /// Guards `engine`; appends waiting for room under the cap wait on it.
+    private let condition = NSCondition()
+    private let engine: StorageEngine
     private let onError: @Sendable (QueueError) -> Void
+    private var roomWaiters = 0  // guarded by condition
+    private let roomNeeded = Locked<(@Sendable () -> Void)?>(nil)
 
     /// Opens (creating if needed) the queue stored in `directory`, recovering whatever a previous
     /// run left. Problems repaired on the way (torn tail, damaged bytes, dropped events) are passed
@@ -27,28 +35,52 @@ public final class DurableQueue: Sendable {
         engine.pendingErrors = []
         self.directory = directory
         self.configuration = configuration
-        self.engine = Locked(engine)
+        self.engine = engine
         self.onError = onError
         for error in startupErrors { onError(error) }
+    }
+
+    /// Called (outside the lock) when an append starts waiting for room (`.waitForRoom`), so that
+    /// the owner can start an upload that frees it.
+    public func whenWaitingForRoom(_ body: @escaping @Sendable () -> Void) {
+        roomNeeded.withLock { $0 = body }
     }
 
     /// Runs `body` under the lock, then reports repaired problems outside it (so the callback may
     /// call back into the queue).
     @inline(__always)
-    private func perform<R>(_ body: (StorageEngine) throws(QueueError) -> R) throws(QueueError) -> R {
-        let (result, errors) = engine.withLock { (engine) -> (Result<R, QueueError>, [QueueError]) in
-            let result = Result { () throws(QueueError) in try body(engine) }
-            if engine.pendingErrors.isEmpty { return (result, []) }
-            defer { engine.pendingErrors = [] }
-            return (result, engine.pendingErrors)
+    private func perform<R>(roomFor payload: Int? = nil, _ body: (StorageEngine) throws(QueueError) -> R) throws(QueueError) -> R {
+        condition.lock()
+        if let payload {
+            while !engine.fits(payload: payload) && !engine.isClosed {
+                roomWaiters += 1
+                condition.unlock()
+                roomNeeded.withLock { $0 }?()
+                condition.lock()
+                if !engine.fits(payload: payload) && !engine.isClosed {
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: 1))
+                }
+                roomWaiters -= 1
+            }
         }
+        let result = Result { () throws(QueueError) in try body(engine) }
+        var errors: [QueueError] = []
+        if !engine.pendingErrors.isEmpty {
+            errors = engine.pendingErrors
+            engine.pendingErrors = []
+        }
+        if roomWaiters > 0 { condition.broadcast() }
+        condition.unlock()
         for error in errors { onError(error) }
         return try result.get()
     }
 
     /// Stores one event (its JSON text). When this returns, the event is in the segment file.
+    /// With `.waitForRoom`, a full queue makes this wait until acknowledgements free room (or the
+    /// queue closes: `QueueError.closed`).
     public func append(_ bytes: UnsafeRawBufferPointer) throws(QueueError) {
-        try perform { (engine) throws(QueueError) in try engine.append(bytes) }
+        let room = configuration.whenFull == .waitForRoom ? bytes.count : nil
+        try perform(roomFor: room) { (engine) throws(QueueError) in try engine.append(bytes) }
     }
 
     public func append(_ bytes: [UInt8]) throws(QueueError) {
@@ -68,6 +100,10 @@ public final class DurableQueue: Sendable {
     /// Stores several events under one lock acquisition, in order. On error, the events before the
     /// failing one are stored.
     public func append(contentsOf events: [[UInt8]]) throws(QueueError) {
+        if configuration.whenFull == .waitForRoom {
+            for event in events { try append(event) }
+            return
+        }
         try perform { (engine) throws(QueueError) in
             for event in events {
                 try event.withUnsafeBytes { raw in Result { () throws(QueueError) in try engine.append(raw) } }.get()
@@ -83,19 +119,46 @@ public final class DurableQueue: Sendable {
         try perform { (engine) throws(QueueError) in try engine.peek(maxEvents: max(1, maxEvents), maxBytes: max(1, maxBytes)) }
     }
 
-    /// Removes a delivered batch for good (persists the position after it).
-    public func acknowledge(_ batch: Batch) throws(QueueError) {
+    /// Removes a delivered batch for good (persists the position after it). Returns how many
+    /// events left the queue (fewer than the batch when the cap already removed some).
+    @discardableResult
+    public func acknowledge(_ batch: Batch) throws(QueueError) -> Int {
         try perform { (engine) throws(QueueError) in try engine.acknowledge(batch) }
+    }
+
+    /// The batch stays for a later attempt. If the disk cap removed some of its events while it
+    /// was out (they could only have been delivered by this batch), they are reported now as
+    /// dropped over the cap.
+    public func release(_ batch: Batch) {
+        _ = try? perform { (engine) throws(QueueError) in engine.release(batch) }
     }
 
     /// Whether any stored event awaits acknowledgement.
     public var hasPendingEvents: Bool {
-        engine.withLock { $0.hasPendingEvents }
+        (try? perform { $0.hasPendingEvents }) ?? false
+    }
+
+    /// Events stored and not yet acknowledged (exact: counted when the queue opens, then kept).
+    public var pendingEvents: Int {
+        (try? perform { $0.pendingEvents }) ?? 0
     }
 
     /// Bytes currently used by segment files (what the cap limits).
     public var diskBytes: Int {
-        engine.withLock { $0.totalBytes }
+        (try? perform { $0.totalBytes }) ?? 0
+    }
+
+    /// How many times the batch starting at `start` was already attempted (across runs): the
+    /// `X-Retry-Count` its next attempt carries. 0 for any other position.
+    public func attempts(at start: Position) -> Int {
+        (try? perform { $0.attempts(at: start) }) ?? 0
+    }
+
+    /// Persists that the batch starting at `start` has been attempted `count` times.
+    public func recordAttempts(_ count: Int, at start: Position) {
+        do { try perform { (engine) throws(QueueError) in try engine.recordAttempts(count, at: start) } } catch {
+            onError(error)
+        }
     }
 
     /// Forces appended data and the acknowledged position to the storage device.
@@ -104,7 +167,7 @@ public final class DurableQueue: Sendable {
     }
 
     /// Flushes and releases the directory (another queue may open it afterwards). Later calls throw
-    /// `QueueError.closed`.
+    /// `QueueError.closed`; appends waiting for room end with it.
     public func close() throws(QueueError) {
         try perform { (engine) throws(QueueError) in try engine.close() }
     }

@@ -54,3 +54,26 @@ enum StorageCursorFile {
         if durable { try StorageDirectory.sync(directory) }
     }
 }
+
+/// How many upload attempts the batch starting at a position has had, so that `X-Retry-Count`
+/// goes on counting across runs. One text line "segment offset count", replaced by rename; a
+/// missing or unreadable file means no attempt yet (the count restarts at 0, nothing else is lost).
+enum StorageAttemptsFile {
+    static func read(path: String) -> (start: DurableQueue.Position, count: Int)? {
+        guard let file = try? StorageFile(path: path, flags: O_RDONLY),
+              let bytes = try? file.readBytes(count: 80, at: 0) else { return nil }
+        let fields = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard fields.count == 3, let segment = UInt64(fields[0]), let offset = Int(fields[1]), let count = Int(fields[2]),
+              offset >= 0, count >= 0 else { return nil }
+        return (DurableQueue.Position(segment: segment, offset: offset), count)
+    }
+
+    static func write(start: DurableQueue.Position, count: Int, path: String) throws(QueueError) {
+        let temporary = path + ".tmp"
+        do {
+            let file = try StorageFile(path: temporary, flags: O_WRONLY | O_CREAT | O_TRUNC)
+            try file.write(Array("\(start.segment) \(start.offset) \(count)\n".utf8), at: 0)
+        }
+        try StorageDirectory.rename(temporary, to: path)
+    }
+}

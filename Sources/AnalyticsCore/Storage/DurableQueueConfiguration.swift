@@ -11,6 +11,16 @@ extension DurableQueue {
         case every(appends: Int)
     }
 
+    /// What an append does when the disk cap is reached.
+    public enum FullPolicy: Sendable, Equatable {
+        /// Delete the oldest segment(s); their unacknowledged events are counted and reported as
+        /// `QueueError.droppedOverCap`. For apps: a call never waits for the network.
+        case dropOldest
+        /// Wait until acknowledgements free room: nothing is dropped. For batch input, which then
+        /// reads only as fast as the server accepts.
+        case waitForRoom
+    }
+
     /// Limits and policies of a queue.
     public struct Configuration: Sendable, Equatable {
         /// Disk cap for all segment files. Past it the oldest events are dropped (and reported),
@@ -23,9 +33,11 @@ extension DurableQueue {
         /// Largest event accepted; larger appends are refused with `QueueError.recordTooLarge`.
         public var maxRecordBytes: Int
         public var fsync: FsyncPolicy
+        public var whenFull: FullPolicy
 
         public init(maxDiskBytes: Int = 64 << 20, segmentBytes: Int = 4 << 20, maxRecordBytes: Int = 1 << 20,
-                    fsync: FsyncPolicy = .never) {
+                    fsync: FsyncPolicy = .never, whenFull: FullPolicy = .dropOldest) {
+            self.whenFull = whenFull
             self.maxDiskBytes = maxDiskBytes
             self.segmentBytes = segmentBytes
             self.maxRecordBytes = maxRecordBytes

@@ -8,7 +8,7 @@ import Glibc
 /// thrown collect in `pendingErrors` so the facade can report them after unlocking.
 final class StorageEngine {
     typealias Position = DurableQueue.Position
-    struct Segment { let id: UInt64; var size: Int }
+    struct Segment { let id: UInt64; var size: Int; var events = 0 }
 
     let directory: String
     let configuration: DurableQueue.Configuration
@@ -30,6 +30,16 @@ final class StorageEngine {
     private var setAsideRegions: Set<Position> = []
     private(set) var isClosed = false
     var pendingErrors: [QueueError] = []
+    /// Records stored and not yet acknowledged: counted at open, then kept up to date.
+    private(set) var pendingEvents = 0
+    /// The last batch handed out by `peek` (until acknowledged or released), and how many of its
+    /// events the cap removed meanwhile (not counted as dropped: that batch may still deliver them).
+    private var inflight: (start: Position, end: Position)?
+    private var evictedInFlight = (events: 0, bytes: 0)
+    /// The upload attempts of the batch at a position (persisted in `attempts`).
+    private var attemptsRecord: (start: Position, count: Int)?
+    /// Size and record count of sealed segments, to report what a lost file held.
+    private var manifest: StorageSegmentManifest!
 
     init(directory: String, configuration: DurableQueue.Configuration) throws(QueueError) {
         try configuration.validate()
@@ -46,28 +56,55 @@ final class StorageEngine {
     deinit { scratch.deallocate() }
 
     private var cursorPath: String { directory + "/cursor" }
+    private var attemptsPath: String { directory + "/attempts" }
     private func path(_ id: UInt64) -> String { directory + "/" + StorageSegmentName.fileName(id) }
 
     // MARK: Recovery
 
     /// Rebuilds the state from the directory: reads the cursor, deletes segments it says were fully
-    /// acknowledged, and repairs the last segment (the only one a crash can leave mid-write).
+    /// acknowledged, repairs the last segment (the only one a crash can leave mid-write), and checks
+    /// the rest, reporting damage done behind the queue's back — a missing or unreadable cursor,
+    /// missing or emptied segment files, corrupt records — with what it costs (events, bytes).
     private func recover() throws(QueueError) {
         var ids = try StorageDirectory.list(directory).compactMap(StorageSegmentName.parse).sorted()
         try StorageDirectory.remove(cursorPath + ".tmp")
+        manifest = StorageSegmentManifest(path: directory + "/segments")
+        var cursorProblem: (reason: String, aside: String?)?
+        var cursorValid = false
         do {
-            acknowledged = try StorageCursorFile.read(path: cursorPath) ?? Position(segment: 0, offset: 0)
+            if let position = try StorageCursorFile.read(path: cursorPath) {
+                acknowledged = position
+                cursorValid = true
+            } else if !ids.isEmpty {
+                cursorProblem = ("file is missing", nil)
+            }
         } catch {
-            guard case .badCursor = error else { throw error }
-            pendingErrors.append(error)
+            guard case .badCursor(_, let reason) = error else { throw error }
+            let aside = StorageDirectory.unusedPath(stem: cursorPath, suffix: ".corrupt")
+            try StorageDirectory.rename(cursorPath, to: aside)
+            cursorProblem = ("is unreadable (\(reason))", aside)
             acknowledged = Position(segment: 0, offset: 0)
         }
         let highest = max(ids.last ?? 0, acknowledged.segment)
         for id in ids where id < acknowledged.segment { try StorageDirectory.remove(path(id)) }
         ids.removeAll { $0 < acknowledged.segment }
+        var emptied: Set<UInt64> = []
         for id in ids {
             var info = stat()
             guard stat(path(id), &info) == 0 else { throw .io(path: path(id), operation: "stat", errno: errno) }
+            if info.st_size == 0 && id != ids.last {
+                // Emptied behind the queue's back: keep it aside, report what it held.
+                let aside = StorageDirectory.unusedPath(stem: path(id), suffix: ".corrupt")
+                try StorageDirectory.rename(path(id), to: aside)
+                emptied.insert(id)
+                let entry = manifest.entries[id]
+                let partial = acknowledged.segment == id && acknowledged.offset > headerSize
+                pendingErrors.append(.segmentsLost(paths: [path(id)], reason: "was truncated to 0 bytes",
+                                                   events: partial ? nil : entry?.events,
+                                                   bytes: entry.map { $0.size - (partial ? acknowledged.offset : headerSize) },
+                                                   setAsideAs: [aside]))
+                continue
+            }
             segments.append(Segment(id: id, size: Int(info.st_size)))
         }
         while !segments.isEmpty {
@@ -77,9 +114,66 @@ final class StorageEngine {
             }
             segments.removeLast()
         }
-        if active == nil { try startSegment(id: highest + 1) }
+        if cursorValid { reportMissing(ids: segments.map(\.id), besides: emptied) }
+        let fresh = active == nil
+        if fresh { try startSegment(id: highest + 1) }
         totalBytes = segments.reduce(0) { $0 + $1.size }
         normalizeAcknowledged()
+        if fresh && !StorageDirectory.exists(cursorPath) {
+            // Written at creation, so that a missing cursor later means it was lost.
+            try StorageCursorFile.write(acknowledged, path: cursorPath, directory: directory, durable: configuration.fsync != .never)
+        }
+        let pending = try countPending()
+        pendingEvents = pending.events
+        if let cursorProblem {
+            pendingErrors.append(.cursorLost(path: cursorPath, reason: cursorProblem.reason, resend: pending.events,
+                                             bytes: pending.bytes, setAsideAs: cursorProblem.aside))
+            try StorageCursorFile.write(acknowledged, path: cursorPath, directory: directory, durable: configuration.fsync != .never)
+        }
+        attemptsRecord = StorageAttemptsFile.read(path: attemptsPath)
+    }
+
+    /// Segments between the cursor's and the newest (as the files and the manifest know them)
+    /// must all exist; those that do not are reported with what the manifest says they held.
+    private func reportMissing(ids: [UInt64], besides reported: Set<UInt64>) {
+        let present = Set(ids).union(reported)
+        let sealedNewest = manifest.entries.keys.filter { $0 >= acknowledged.segment }.max()
+        let upper = max(ids.last ?? acknowledged.segment, sealedNewest.map { $0 + 1 } ?? 0)
+        guard acknowledged.segment >= 1, upper >= acknowledged.segment else { return }
+        let missing = (acknowledged.segment...upper).filter { !present.contains($0) }
+        guard !missing.isEmpty else { return }
+        var events: Int? = 0
+        var bytes: Int? = 0
+        for id in missing {
+            guard let entry = manifest.entries[id] else { events = nil; bytes = nil; break }
+            let partial = id == acknowledged.segment && acknowledged.offset > headerSize
+            if partial { events = nil }
+            events = events.map { $0 + entry.events }
+            bytes = bytes.map { $0 + entry.size - (partial ? acknowledged.offset : headerSize) }
+        }
+        pendingErrors.append(.segmentsLost(paths: missing.map(path), reason: missing.count == 1 ? "is missing" : "are missing",
+                                           events: events, bytes: bytes, setAsideAs: []))
+    }
+
+    /// Counts the records from the acknowledged position to the end, checking every sealed segment
+    /// (an unusable file is set aside, damaged bytes are reported and set aside as when read).
+    private func countPending() throws(QueueError) -> (events: Int, bytes: Int) {
+        var events = 0
+        var bytes = 0
+        var index = 0
+        while index < segments.count {
+            if index < segments.count - 1 && segments[index].id >= acknowledged.segment {
+                guard try fileForReading(index) != nil else { continue }  // set aside: the list shrank
+            }
+            let counted = countUnacknowledged(index, reportingDamage: true)
+            events += counted.events
+            bytes += counted.bytes
+            index += 1
+        }
+        readFile = nil
+        readFileSegment = .max
+        normalizeAcknowledged()
+        return (events, bytes)
     }
 
     /// Checks every record of the last segment and cuts off whatever follows the last intact one
@@ -116,15 +210,17 @@ final class StorageEngine {
             case .record(let length):
                 offset += recordHeaderSize + length
                 validEnd = offset
+                segments[index].events += 1
             case .corrupt:
                 offset = try reader.resync(file, segment: id, after: offset, end: size)
             }
         }
         if validEnd < size {
+            let aside = copyAside(id, file: file, from: validEnd, to: size)
             try file.truncate(to: validEnd)
             reader.invalidate()
             segments[index].size = validEnd
-            pendingErrors.append(.tornTailRepaired(path: path(id), bytesRemoved: size - validEnd))
+            pendingErrors.append(.tornTailRepaired(path: path(id), bytesRemoved: size - validEnd, setAsideAs: aside))
         }
         return file
     }
@@ -142,6 +238,12 @@ final class StorageEngine {
     /// inspection and reports them; the reader then skips them.
     private func setAsideRegion(_ id: UInt64, file: StorageFile, from: Int, to: Int, reason: String) {
         guard setAsideRegions.insert(Position(segment: id, offset: from)).inserted else { return }
+        let aside = copyAside(id, file: file, from: from, to: to)
+        pendingErrors.append(.corruptRegion(path: path(id), offset: from, length: to - from, reason: reason, setAsideAs: aside))
+    }
+
+    /// Copies bytes `[from, to)` of a segment to `<segment>.at-<from>.corrupt` (once) and returns that path.
+    private func copyAside(_ id: UInt64, file: StorageFile, from: Int, to: Int) -> String {
         let original = path(id)
         let aside = "\(original).at-\(from).corrupt"
         if !StorageDirectory.exists(aside) {
@@ -158,7 +260,7 @@ final class StorageEngine {
                 pendingErrors.append(error)
             }
         }
-        pendingErrors.append(.corruptRegion(path: original, offset: from, length: to - from, reason: reason, setAsideAs: aside))
+        return aside
     }
 
     // MARK: Appending
@@ -182,7 +284,19 @@ final class StorageEngine {
 
     private func roll() throws(QueueError) {
         if configuration.fsync != .never { try active?.sync() }
-        try startSegment(id: segments[segments.count - 1].id + 1)
+        let sealed = segments[segments.count - 1]
+        try startSegment(id: sealed.id + 1)
+        if let error = manifest.sealed(sealed.id, size: sealed.size, events: sealed.events, live: segments.map(\.id)) {
+            pendingErrors.append(error)
+        }
+    }
+
+    /// Whether a record of `payload` bytes can be appended without going over the cap.
+    func fits(payload: Int) -> Bool {
+        guard payload <= configuration.maxRecordBytes, let last = segments.last else { return true }
+        let size = recordHeaderSize + payload
+        let roll = last.size + size > segmentLimit && last.size > headerSize ? headerSize : 0
+        return totalBytes + size + roll <= configuration.maxDiskBytes
     }
 
     func append(_ payload: UnsafeRawBufferPointer) throws(QueueError) {
@@ -217,7 +331,9 @@ final class StorageEngine {
             throw error
         }
         segments[last].size = offset + size
+        segments[last].events += 1
         totalBytes += size
+        pendingEvents += 1
         switch configuration.fsync {
         case .never: break
         case .always: try target.sync()
@@ -231,7 +347,8 @@ final class StorageEngine {
     }
 
     /// Deletes the oldest segments until `size` more bytes fit under the cap, reporting how many
-    /// unacknowledged events went with them.
+    /// unacknowledged events went with them. The cursor moves past a segment before it is deleted,
+    /// so a crash never leaves it pointing at a file that is gone.
     private func makeRoom(for size: Int) throws(QueueError) {
         var events = 0
         var bytes = 0
@@ -239,23 +356,20 @@ final class StorageEngine {
             let oldest = segments[0]
             if segments.count == 1 && oldest.size <= headerSize { break }  // validate() rules this out
             let lost = countUnacknowledged(0)
-            events += lost.events
-            bytes += lost.bytes
+            events += lost.events - lost.inFlightEvents
+            bytes += lost.bytes - lost.inFlightBytes
+            evictedInFlight.events += lost.inFlightEvents
+            evictedInFlight.bytes += lost.inFlightBytes
+            pendingEvents = max(0, pendingEvents - lost.events)
             if readFileSegment == oldest.id { readFile = nil; readFileSegment = .max }
-            if segments.count == 1 {
-                active = nil
-                segments.removeAll()
-                totalBytes = 0
-                try StorageDirectory.remove(path(oldest.id))
-                try startSegment(id: oldest.id + 1)
-            } else {
-                try StorageDirectory.remove(path(oldest.id))
-                segments.removeFirst()
-                totalBytes -= oldest.size
-            }
+            if segments.count == 1 { try startSegment(id: oldest.id + 1) }
             if acknowledged.segment <= oldest.id {
-                acknowledged = Position(segment: segments[0].id, offset: headerSize)
+                acknowledged = Position(segment: segments[1].id, offset: headerSize)
+                try StorageCursorFile.write(acknowledged, path: cursorPath, directory: directory, durable: configuration.fsync != .never)
             }
+            try StorageDirectory.remove(path(oldest.id))
+            segments.removeFirst()
+            totalBytes -= oldest.size
         }
         if events > 0 {
             pendingErrors.append(.droppedOverCap(events: events, bytes: bytes, capBytes: configuration.maxDiskBytes))
@@ -263,30 +377,39 @@ final class StorageEngine {
     }
 
     /// Events (and their record bytes) in segment `index` not yet acknowledged.
-    private func countUnacknowledged(_ index: Int) -> (events: Int, bytes: Int) {
+    /// Those before the end of the batch in flight are also counted apart.
+    private func countUnacknowledged(_ index: Int, reportingDamage: Bool = false) -> (events: Int, bytes: Int, inFlightEvents: Int, inFlightBytes: Int) {
         let segment = segments[index]
-        if acknowledged.segment > segment.id { return (0, 0) }
+        if acknowledged.segment > segment.id { return (0, 0, 0, 0) }
         var offset = acknowledged.segment == segment.id ? max(acknowledged.offset, headerSize) : headerSize
         var events = 0
         var bytes = 0
+        var inFlightEvents = 0
+        var inFlightBytes = 0
         do {
             guard let file = index == segments.count - 1 ? active : try StorageFile(path: path(segment.id), flags: O_RDONLY) else {
-                return (0, 0)
+                return (0, 0, 0, 0)
             }
             while offset < segment.size {
                 switch try reader.step(file, segment: segment.id, offset: offset, end: segment.size) {
                 case .record(let length):
                     events += 1
                     bytes += recordHeaderSize + length
+                    if let inflight, Position(segment: segment.id, offset: offset) < inflight.end {
+                        inFlightEvents += 1
+                        inFlightBytes += recordHeaderSize + length
+                    }
                     offset += recordHeaderSize + length
-                case .corrupt:
-                    offset = try reader.resync(file, segment: segment.id, after: offset, end: segment.size)
+                case .corrupt(let reason):
+                    let next = try reader.resync(file, segment: segment.id, after: offset, end: segment.size)
+                    if reportingDamage { setAsideRegion(segment.id, file: file, from: offset, to: next, reason: reason) }
+                    offset = next
                 }
             }
         } catch {
             pendingErrors.append(error)
         }
-        return (events, bytes)
+        return (events, bytes, inFlightEvents, inFlightBytes)
     }
 
     // MARK: Reading and acknowledging
@@ -402,12 +525,54 @@ final class StorageEngine {
                 }
             }
         }
-        return DurableQueue.Batch(start: start, end: position, bytes: bytes, bounds: bounds)
+        let batch = DurableQueue.Batch(start: start, end: position, bytes: bytes, bounds: bounds)
+        if !batch.isEmpty {
+            inflight = (start, position)
+            evictedInFlight = (0, 0)
+        }
+        return batch
     }
 
-    func acknowledge(_ batch: DurableQueue.Batch) throws(QueueError) {
+    func acknowledge(_ batch: DurableQueue.Batch) throws(QueueError) -> Int {
         guard !isClosed else { throw .closed(path: directory) }
+        var removed = batch.end > acknowledged ? batch.count : 0
+        if let inflight, inflight.start == batch.start, inflight.end == batch.end {
+            removed = batch.count - evictedInFlight.events  // those were subtracted when evicted
+            self.inflight = nil
+            evictedInFlight = (0, 0)
+        }
         try advanceAcknowledged(to: batch.end)
+        removed = min(pendingEvents, max(0, removed))
+        pendingEvents -= removed
+        if let record = attemptsRecord, record.start < acknowledged {
+            attemptsRecord = nil
+            try StorageDirectory.remove(attemptsPath)
+        }
+        return removed
+    }
+
+    /// The batch goes back to the queue (not delivered yet). Events the cap removed while it was
+    /// out are lost now, and reported.
+    func release(_ batch: DurableQueue.Batch) {
+        guard let inflight, inflight.start == batch.start, inflight.end == batch.end else { return }
+        self.inflight = nil
+        if evictedInFlight.events > 0 {
+            pendingErrors.append(.droppedOverCap(events: evictedInFlight.events, bytes: evictedInFlight.bytes, capBytes: configuration.maxDiskBytes))
+        }
+        evictedInFlight = (0, 0)
+    }
+
+    // MARK: Upload attempts
+
+    func attempts(at start: Position) -> Int {
+        guard let record = attemptsRecord, record.start == start else { return 0 }
+        return record.count
+    }
+
+    func recordAttempts(_ count: Int, at start: Position) throws(QueueError) {
+        guard !isClosed else { throw .closed(path: directory) }
+        attemptsRecord = (start, count)
+        try StorageAttemptsFile.write(start: start, count: count, path: attemptsPath)
     }
 
     private func advanceAcknowledged(to position: Position) throws(QueueError) {
