@@ -12,7 +12,7 @@ public final class NativeIntegration: @unchecked Sendable {
     public let library: NativeLibrary
     private var instance: OpaquePointer?
     private let hooks: ah_hooks
-    /// Kept alive until after `destroy`: the library may use the table until then.
+    /// Revoked once `destroy` returned: the table stays valid, its calls become no-ops.
     private let services: HostServicesTable
     private let errorBuffer: ErrorBuffer
 
@@ -85,12 +85,14 @@ public final class NativeIntegration: @unchecked Sendable {
     public var timelinePlugins: [NativeTimelinePlugin] { services.services.timeline?.plugins ?? [] }
 
     /// Ends the instance (the library stops its threads before returning). Idempotent. The
-    /// timeline plugins it added are removed and released first, as the header promises.
+    /// timeline plugins it added are removed and released first, as the header promises. A
+    /// library that calls the host afterwards anyway finds a valid table whose calls do nothing.
     public func destroy() {
         guard let instance else { return }
         self.instance = nil
         services.services.timeline?.removeAll()
         hooks.destroy?(instance)
+        services.revoke()
     }
 
     typealias EventHook = @convention(c) (OpaquePointer, UnsafePointer<CChar>, Int, UnsafeMutablePointer<CChar>, Int) -> ah_status
