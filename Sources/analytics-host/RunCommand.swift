@@ -6,7 +6,7 @@ import Glibc
 enum RunCommand {
     static let help = """
         usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
-                                  [--input FILE|-] [--settings-refresh SECONDS]
+                                  [--input FILE|-] [--settings-refresh SECONDS] [--hook-timeout SECONDS]
                                   [--allow-insecure-plugins] [--quiet]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
@@ -23,18 +23,22 @@ enum RunCommand {
           --input FILE|-    events to read (default: standard input)
           --settings-refresh SECONDS  re-read the settings file this often (destinations it adds
                             are created, those it removes destroyed; bad edits are reported and ignored)
+          --hook-timeout SECONDS  at the end, how long a loaded library may take to stop (drain,
+                            flush, destroy; default 10); one whose hook has not returned by then is
+                            abandoned: its undelivered events are counted and reported, exit status 4
           --allow-insecure-plugins  load libraries even if group/others may write them
           --quiet           no progress line on a terminal
 
         Exit status: 0 every line accepted; 1 some lines were rejected (each is reported with its
         line number); 2 usage error or unreadable settings/input; 3 lines fine but some plugin
-        library could not be loaded or created. SIGINT/SIGTERM: stop reading, flush, persist, exit 0
+        library could not be loaded or created; 4 events were abandoned by a hung library.
+        SIGINT/SIGTERM: stop reading, flush, persist, exit 0
         (or 1/3 as above); a second signal exits at once.
         """
 
     static func main(_ arguments: [String]) throws -> Int32 {
         let opts = try Options(arguments,
-                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh"],
+                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh", "--hook-timeout"],
                                flags: ["--allow-insecure-plugins", "--quiet"])
         if opts.has("--help") { print(help); return 0 }
         let settingsPath = try opts.required("--settings")
@@ -53,6 +57,10 @@ enum RunCommand {
         if let refresh = opts["--settings-refresh"] {
             guard let seconds = Double(refresh), seconds > 0 else { throw UsageError("--settings-refresh needs a number of seconds") }
             config.settingsRefreshInterval = seconds
+        }
+        if let value = opts["--hook-timeout"] {
+            guard let seconds = Double(value), seconds > 0 else { throw UsageError("--hook-timeout needs a number of seconds") }
+            config.hookTimeout = seconds
         }
         config.trackApplicationLifecycleEvents = false
         // Batch ingestion: a slow destination slows reading rather than losing events.
@@ -100,9 +108,17 @@ enum RunCommand {
 
         let complete = analytics.shutdown()
         print(Summary.render(analytics: analytics, accepted: accepted, rejected: rejected, interrupted: interrupted))
-        if !complete { FileHandle.standardError.write(Data("analytics-host: some destinations did not finish in time; queued events are kept for the next run\n".utf8)) }
+        let abandoned = analytics.timeline.plugins(of: .destination).reduce(0) { sum, plugin in
+            sum + ((plugin as? DestinationPlugin).flatMap { analytics.timeline.stats(forKey: $0.key)?.abandoned } ?? 0)
+        }
+        if abandoned > 0 {
+            FileHandle.standardError.write(Data("analytics-host: \(abandoned) event\(abandoned == 1 ? "" : "s") abandoned by a hung library (reported above); they are not kept\n".utf8))
+        } else if !complete {
+            FileHandle.standardError.write(Data("analytics-host: some destinations did not finish in time; queued events are kept for the next run\n".utf8))
+        }
+        if errors.pluginProblems > 0 { return 3 }
         if rejected > 0 { return 1 }
-        return errors.pluginProblems > 0 ? 3 : 0
+        return abandoned > 0 ? 4 : 0
     }
 }
 

@@ -1,14 +1,29 @@
 import Foundation
+import Synchronization
 
 /// Drains one destination's bounded queue on its own thread, so that the destination sees events in
 /// call order, is never called concurrently, and can block without slowing callers or other
 /// destinations. When the queue is full the oldest event is dropped, counted and reported.
+///
+/// A destination whose call never returns (a hung library hook) is abandoned when it does not
+/// stop in time: its undelivered events (queued and in flight) are counted as abandoned, it is
+/// never called again, and its thread is left to finish that call on its own.
 final class DestinationWorker: @unchecked Sendable {
     enum Item {
         case event(Event)
         case update(Settings, UpdateType)
         case reset
         case flush(DispatchGroup)
+        /// Shutdown's first step: producers hear it while every destination still runs.
+        case announceStopping(DispatchGroup)
+
+        var isEvent: Bool { if case .event = self { return true } else { return false } }
+        var group: DispatchGroup? {
+            switch self {
+            case .flush(let g), .announceStopping(let g): return g
+            default: return nil
+            }
+        }
     }
 
     let destination: DestinationPlugin
@@ -33,6 +48,17 @@ final class DestinationWorker: @unchecked Sendable {
     private var producersWaiting = 0
 
     private let finished = DispatchSemaphore(value: 0)
+    /// The batch being handled (replaced under `condition`, read by `abandon`).
+    private var inProgress: [Item] = []
+    /// Index in `inProgress` of the item being handled; `Self.abandonedCursor` once abandoned. The
+    /// worker advances it by compare-and-exchange, so an item is counted either by the worker
+    /// (delivered, dropped) or by `abandon` (abandoned), never both.
+    private let cursor = Atomic<Int>(0)
+    private static let abandonedCursor = Int.min
+    // Guarded by `condition`.
+    private var abandoned = false
+    private var inShutdown = false
+    private var done = false
 
     init(destination: DestinationPlugin, capacity: Int, overflow: OverflowPolicy = .dropOldest,
          report: @escaping @Sendable (AnalyticsError) -> Void) {
@@ -45,10 +71,19 @@ final class DestinationWorker: @unchecked Sendable {
         thread.start()
     }
 
-    /// Queues an item; never blocks on the destination.
-    func submit(_ item: Item) {
+    /// Whether an event would be queued now without waiting or dropping another.
+    func hasRoom() -> Bool {
         condition.lock()
-        guard !stopping else { condition.unlock(); return }
+        defer { condition.unlock() }
+        return !stopping && queuedEvents < capacity
+    }
+
+    /// Queues an item (false: the worker is stopping and took nothing). Never blocks on the
+    /// destination; an event may wait for room under the `.wait` overflow policy.
+    @discardableResult
+    func submit(_ item: Item) -> Bool {
+        condition.lock()
+        guard !stopping else { condition.unlock(); return false }
         if case .event = item {
             stats._received.wrappingAdd(1, ordering: .relaxed)
             if case .wait(let limit) = overflow, queuedEvents >= capacity {
@@ -58,7 +93,7 @@ final class DestinationWorker: @unchecked Sendable {
                 if consumer != .running { condition.broadcast() }
                 while queuedEvents >= capacity && !stopping && Date() < deadline { _ = condition.wait(until: deadline) }
                 producersWaiting -= 1
-                if stopping { condition.unlock(); return }
+                if stopping { condition.unlock(); return false }
             }
             if queuedEvents >= capacity {
                 if case .event? = queue.first { queue.removeFirst() } else {
@@ -82,17 +117,66 @@ final class DestinationWorker: @unchecked Sendable {
         }
         if shouldWake { if producersWaiting > 0 { condition.broadcast() } else { condition.signal() } }
         condition.unlock()
+        return true
     }
 
     /// Processes what is queued, shuts the destination down and ends the thread. Returns false if
     /// the destination did not finish within `timeout` seconds.
     @discardableResult
     func stop(timeout: Double) -> Bool {
+        beginStop()
+        return waitStopped(until: monotonicSeconds() + timeout)
+    }
+
+    /// Takes no more items; the worker drains its queue, shuts the destination down and ends.
+    func beginStop() {
         condition.lock()
         stopping = true
         condition.broadcast()
         condition.unlock()
-        return finished.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Whether the worker ended by `deadline` (monotonic seconds).
+    func waitStopped(until deadline: Double) -> Bool {
+        let wait = max(0, deadline - monotonicSeconds())
+        guard finished.wait(timeout: .now() + wait) == .success else { return false }
+        finished.signal()  // later waiters see it too
+        return true
+    }
+
+    /// What `abandon` left behind, for the report.
+    struct Abandonment {
+        /// Undelivered events, now counted in `stats.abandoned`.
+        var events: Int
+        /// The item whose call never returned (nil: the destination was stopping).
+        var inFlight: Item?
+    }
+
+    /// Gives up on a worker whose destination did not return from a call: counts what it had not
+    /// delivered as abandoned, releases flush waiters of calls it will never make, and makes sure
+    /// it calls the destination no more (not even `shutdown`) if that call ever returns.
+    /// Nil when the worker had ended after all.
+    func abandon() -> Abandonment? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !done, !abandoned else { return nil }
+        abandoned = true
+        stopping = true
+        var events = queuedEvents
+        var later: [Item] = []
+        queue.drain(into: &later)
+        queuedEvents = 0
+        var inFlight: Item?
+        let i = cursor.exchange(Self.abandonedCursor, ordering: .acquiringAndReleasing)
+        if !inShutdown, i >= 0, i < inProgress.count {
+            inFlight = inProgress[i]
+            events += inProgress[i...].lazy.filter(\.isEvent).count
+            later += inProgress[(i + 1)...]
+        }
+        for item in later { item.group?.leave() }
+        stats._abandoned.wrappingAdd(events, ordering: .relaxed)
+        condition.broadcast()
+        return Abandonment(events: events, inFlight: inFlight)
     }
 
     private func run() {
@@ -100,6 +184,8 @@ final class DestinationWorker: @unchecked Sendable {
         batch.reserveCapacity(256)
         while true {
             condition.lock()
+            inProgress = []
+            batch.removeAll(keepingCapacity: true)
             while queue.isEmpty && !stopping {
                 consumer = .sleeping
                 condition.wait()
@@ -108,10 +194,13 @@ final class DestinationWorker: @unchecked Sendable {
                 consumer = .lingering
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Self.linger))
             }
+            if abandoned { condition.unlock(); break }
             consumer = .running
             controlPending = false
-            let done = queue.isEmpty && stopping
+            let last = queue.isEmpty && stopping
             queue.drain(into: &batch)
+            inProgress = batch
+            cursor.store(0, ordering: .releasing)
             queuedEvents = 0
             if producersWaiting > 0 { condition.broadcast() }
             let overflowed = overflowSinceReport
@@ -121,23 +210,45 @@ final class DestinationWorker: @unchecked Sendable {
             if overflowed > 0 {
                 report(.queueOverflow(destination: destination.key, dropped: overflowed, capacity: capacity))
             }
-            for item in batch { handle(item) }
-            batch.removeAll(keepingCapacity: true)
-            if done { break }
+            var i = 0
+            var gone = false
+            for item in batch {
+                let outcome = handle(item)
+                // Counted here unless `abandon` took this item first (then we stop calling).
+                guard cursor.compareExchange(expected: i, desired: i + 1, ordering: .acquiringAndReleasing).exchanged else {
+                    gone = true
+                    break
+                }
+                switch outcome {
+                case .delivered: stats._delivered.wrappingAdd(1, ordering: .relaxed)
+                case .dropped: stats._dropped.wrappingAdd(1, ordering: .relaxed)
+                case .control: break
+                }
+                i += 1
+            }
+            if gone { break }
+            if last {
+                condition.lock()
+                inShutdown = true
+                condition.unlock()
+                destination.timeline.shutdownAll()
+                destination.shutdown()
+                break
+            }
         }
-        destination.timeline.shutdownAll()
-        destination.shutdown()
+        condition.lock()
+        done = true
+        inProgress = []
+        condition.unlock()
         finished.signal()
     }
 
-    private func handle(_ item: Item) {
+    private enum Outcome { case delivered, dropped, control }
+
+    private func handle(_ item: Item) -> Outcome {
         switch item {
         case .event(let event):
-            if destination.timeline.deliver(event, to: destination).reached {
-                stats._delivered.wrappingAdd(1, ordering: .relaxed)
-            } else {
-                stats._dropped.wrappingAdd(1, ordering: .relaxed)
-            }
+            return destination.timeline.deliver(event, to: destination).reached ? .delivered : .dropped
         case .update(let settings, let type):
             destination.timeline.update(settings: settings, type: type)
             destination.update(settings: settings, type: type)
@@ -152,6 +263,10 @@ final class DestinationWorker: @unchecked Sendable {
                 destination.flush()
             }
             group.leave()
+        case .announceStopping(let group):
+            (destination as? StopAnnouncing)?.announceStopping()
+            group.leave()
         }
+        return .control
     }
 }
