@@ -68,3 +68,47 @@ import Testing
         #expect((hang.delivered, hang.abandoned, hang.failed) == (1, 3, 0))
     }
 }
+
+/// While the run goes on: a producer waiting for room behind a hook stuck for `hookTimeout`
+/// abandons that destination instead of waiting (or dropping) any longer.
+@Suite struct LoaderHungHookWhileRunningTests {
+    @Test func aCallerWaitingBehindAHungHookAbandonsItAndGoesOn() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let entered = FixturePipe(), release = FixturePipe()
+        let hangFile = try FixtureBuilder.library("hang", in: dir)
+        let errors = ErrorLog()
+        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
+        config.settingsLocation = .defaultsOnly
+        config.trackApplicationLifecycleEvents = false
+        config.defaultSettings = Settings(["integrations": [
+            "Hang": ["entered_fd": .number(Double(entered.writeEnd)), "release_fd": .number(Double(release.readEnd))],
+        ]])
+        config.integrationFactories = [NativeIntegrationFactory(library: try PluginLoader().load(file: hangFile))]
+        config.errorHandler = errors.handler
+        config.destinationQueueCapacity = 2
+        config.destinationOverflow = .wait(seconds: 60)  // far longer than the test may take
+        config.hookTimeout = 0.5
+        config.flushTimeout = 5
+        let analytics = Analytics(configuration: config)
+        defer { release.release() }  // let the fixture's thread end
+
+        analytics.track("Hang")
+        entered.awaitByte()
+        analytics.track("A")
+        analytics.track("B")  // the queue is full
+        let started = monotonicSeconds()
+        analytics.track("C")  // waits, sees no progress for 0.5 s, abandons Hang
+        #expect(monotonicSeconds() - started < 30, "the caller is not held for the whole wait")
+        analytics.track("D")  // counted at once
+        let hang = try #require(analytics.timeline.stats(forKey: "Hang"))
+        #expect((hang.received, hang.delivered, hang.abandoned, hang.overflowed) == (5, 0, 5, 0))
+        #expect(errors.messages.count == 1)
+        #expect(errors.messages.first?.hasPrefix("plugin Hang: library \(hangFile): track while delivering track \"Hang\" event ") == true)
+        #expect(errors.messages.first?.hasSuffix("did not return within 0.5 s; abandoned with 4 events undelivered "
+            + "(counted as abandoned, as are later ones); destroy not called") == true, "\(errors.messages)")
+        #expect(analytics.flush(), "flush does not wait for an abandoned destination")
+        #expect(!analytics.shutdown(), "it never stopped")
+        #expect(errors.messages.count == 1)
+    }
+}

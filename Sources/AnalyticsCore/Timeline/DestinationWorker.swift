@@ -60,11 +60,18 @@ final class DestinationWorker: @unchecked Sendable {
     private var inShutdown = false
     private var done = false
 
+    /// A call that has not returned after this long, while a producer waits for room, makes the
+    /// destination abandoned (see `abandon(after:)`).
+    private let hookTimeout: Double
+    /// Drains so far (with `cursor`, tells a waiting producer whether the worker moves at all).
+    private var generation = 0
+
     init(destination: DestinationPlugin, capacity: Int, overflow: OverflowPolicy = .dropOldest,
-         report: @escaping @Sendable (AnalyticsError) -> Void) {
+         hookTimeout: Double = 10, report: @escaping @Sendable (AnalyticsError) -> Void) {
         self.destination = destination
         self.capacity = max(1, capacity)
         self.overflow = overflow
+        self.hookTimeout = hookTimeout
         self.report = report
         let thread = Thread { [self] in run() }
         thread.name = "destination \(destination.key)"
@@ -75,24 +82,62 @@ final class DestinationWorker: @unchecked Sendable {
     func hasRoom() -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return !stopping && queuedEvents < capacity
+        return abandoned || (!stopping && queuedEvents < capacity)
     }
 
     /// Queues an item (false: the worker is stopping and took nothing). Never blocks on the
     /// destination; an event may wait for room under the `.wait` overflow policy.
+    /// An abandoned destination takes events no more: each is counted as abandoned at once (the
+    /// report named the call that hung), and control calls are let go.
     @discardableResult
     func submit(_ item: Item) -> Bool {
         condition.lock()
+        if abandoned {
+            condition.unlock()
+            if item.isEvent {
+                stats._received.wrappingAdd(1, ordering: .relaxed)
+                stats._abandoned.wrappingAdd(1, ordering: .relaxed)
+            }
+            item.group?.leave()
+            return true
+        }
         guard !stopping else { condition.unlock(); return false }
         if case .event = item {
             stats._received.wrappingAdd(1, ordering: .relaxed)
             if case .wait(let limit) = overflow, queuedEvents >= capacity {
-                // Backpressure: hold the caller until the worker drains (bounded by `limit`).
-                let deadline = Date(timeIntervalSinceNow: limit)
+                // Backpressure: hold the caller until the worker drains (bounded by `limit`),
+                // unless the worker is stuck in one call for `hookTimeout`: then it is abandoned.
+                let deadline = monotonicSeconds() + limit
+                var seen = (generation, cursor.load(ordering: .relaxed))
+                var since = monotonicSeconds()
+                var stuck: Abandonment?
                 producersWaiting += 1
                 if consumer != .running { condition.broadcast() }
-                while queuedEvents >= capacity && !stopping && Date() < deadline { _ = condition.wait(until: deadline) }
+                while queuedEvents >= capacity && !stopping {
+                    let now = monotonicSeconds()
+                    if now >= deadline { break }
+                    let mark = (generation, cursor.load(ordering: .relaxed))
+                    if mark != seen {
+                        (seen, since) = (mark, now)
+                    } else if now - since >= hookTimeout {
+                        stuck = abandonLocked()
+                        break
+                    }
+                    let wake = min(deadline, since + hookTimeout) - now
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: max(0.001, wake)))
+                }
                 producersWaiting -= 1
+                if let stuck {
+                    condition.unlock()
+                    stats._abandoned.wrappingAdd(1, ordering: .relaxed)
+                    reportAbandonment(stuck, after: hookTimeout, extra: 1)
+                    return true
+                }
+                if abandoned {
+                    condition.unlock()
+                    stats._abandoned.wrappingAdd(1, ordering: .relaxed)
+                    return true
+                }
                 if stopping { condition.unlock(); return false }
             }
             if queuedEvents >= capacity {
@@ -152,13 +197,47 @@ final class DestinationWorker: @unchecked Sendable {
         var inFlight: Item?
     }
 
-    /// Gives up on a worker whose destination did not return from a call: counts what it had not
-    /// delivered as abandoned, releases flush waiters of calls it will never make, and makes sure
-    /// it calls the destination no more (not even `shutdown`) if that call ever returns.
-    /// Nil when the worker had ended after all.
-    func abandon() -> Abandonment? {
+    /// Gives up on a worker whose destination did not return from a call within `seconds`: counts
+    /// what it had not delivered as abandoned, releases flush waiters of calls it will never make,
+    /// makes sure it calls the destination no more (not even `shutdown`) if that call ever
+    /// returns, and reports it with the destination, the call and the event. False when the
+    /// worker had ended after all (or was abandoned already).
+    @discardableResult
+    func abandon(after seconds: Double) -> Bool {
         condition.lock()
-        defer { condition.unlock() }
+        let left = abandonLocked()
+        condition.unlock()
+        guard let left else { return false }
+        reportAbandonment(left, after: seconds)
+        return true
+    }
+
+    /// Says what was lost; the destination learns it is abandoned (a library's instance is then
+    /// never called again nor destroyed, and its host table is revoked).
+    private func reportAbandonment(_ left: Abandonment, after seconds: Double, extra: Int = 0) {
+        let abandonable = destination as? AbandonableDestination
+        let who = abandonable?.abandon() ?? "destination"
+        let call: String
+        switch left.inFlight {
+        case .event(let event)?:
+            let name = event.event ?? event.name
+            call = "\(abandonable?.callName(for: event.type) ?? "execute") while delivering \(event.type.rawValue)"
+                + (name.map { " \"\($0)\"" } ?? "") + " event \(event.messageId ?? "(no messageId)")"
+        case .update?: call = "update"
+        case .reset?: call = "reset"
+        case .flush?: call = "flush"
+        case .announceStopping?: call = "lifecycle(stopping)"
+        case nil: call = abandonable?.stoppingStep ?? "shutdown"
+        }
+        let count = left.events + extra
+        let events = count == 1 ? "1 event" : "\(count) events"
+        let ended = abandonable == nil || call == "destroy" ? "" : "; destroy not called"
+        report(.plugin(name: destination.key, message: "\(who): \(call) did not return within \(seconds) s; "
+            + "abandoned with \(events) undelivered (counted as abandoned\(extra > 0 ? ", as are later ones" : ""))\(ended)"))
+    }
+
+    /// `abandon(after:)` under `condition`; nil when the worker ended or was abandoned already.
+    private func abandonLocked() -> Abandonment? {
         guard !done, !abandoned else { return nil }
         abandoned = true
         stopping = true
@@ -175,6 +254,7 @@ final class DestinationWorker: @unchecked Sendable {
         }
         for item in later { item.group?.leave() }
         stats._abandoned.wrappingAdd(events, ordering: .relaxed)
+        overflowSinceReport = 0
         condition.broadcast()
         return Abandonment(events: events, inFlight: inFlight)
     }
@@ -200,6 +280,7 @@ final class DestinationWorker: @unchecked Sendable {
             let last = queue.isEmpty && stopping
             queue.drain(into: &batch)
             inProgress = batch
+            generation &+= 1
             cursor.store(0, ordering: .releasing)
             queuedEvents = 0
             if producersWaiting > 0 { condition.broadcast() }

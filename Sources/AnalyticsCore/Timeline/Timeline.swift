@@ -76,7 +76,9 @@ public final class Timeline: @unchecked Sendable {
     /// `unlessPresent`: do nothing if the plugin is already in this timeline (checked atomically
     /// with the insertion, for plugins that two threads may attach at once).
     func add(_ plugin: Plugin, unlessPresent: Bool) {
-        let (analytics, settings, capacity, overflow, report) = state.withLock { ($0.analytics, $0.settings, $0.queueCapacity, $0.overflow, $0.report) }
+        let (analytics, settings, capacity, overflow, hookTimeout, report) = state.withLock {
+            ($0.analytics, $0.settings, $0.queueCapacity, $0.overflow, $0.hookTimeout, $0.report)
+        }
         var worker: DestinationWorker?
         if let destination = plugin as? DestinationPlugin, plugin.type == .destination {
             guard analytics != nil else {
@@ -84,7 +86,8 @@ public final class Timeline: @unchecked Sendable {
                 return
             }
             destination.timeline.attach(analytics: analytics, report: report, capacity: capacity)
-            worker = DestinationWorker(destination: destination, capacity: capacity, overflow: overflow, report: report)
+            worker = DestinationWorker(destination: destination, capacity: capacity, overflow: overflow,
+                                       hookTimeout: hookTimeout, report: report)
         }
         let added = stages.withLock { current -> Bool in
             if unlessPresent && current.all.contains(where: { $0 === plugin }) { return false }
@@ -131,7 +134,7 @@ public final class Timeline: @unchecked Sendable {
         }
         if let removedWorker {
             let timeout = state.withLock { $0.hookTimeout }
-            if !removedWorker.stop(timeout: timeout) { abandon(removedWorker, after: timeout) }
+            if !removedWorker.stop(timeout: timeout) { removedWorker.abandon(after: timeout) }
         } else if !(plugin is DestinationPlugin) { plugin.shutdown() }
     }
 
@@ -343,13 +346,13 @@ public final class Timeline: @unchecked Sendable {
         }
         for (worker, answered) in zip(producers, responsive) where !answered {
             ok = false
-            abandon(worker, after: hookTimeout)
+            worker.abandon(after: hookTimeout)
         }
         for worker in producers { worker.beginStop() }
         let stopDeadline = monotonicSeconds() + hookTimeout
         for (worker, answered) in zip(producers, responsive) where answered && !worker.waitStopped(until: stopDeadline) {
             ok = false
-            abandon(worker, after: hookTimeout)
+            worker.abandon(after: hookTimeout)
         }
 
         settle(true)
@@ -366,32 +369,6 @@ public final class Timeline: @unchecked Sendable {
         for worker in last where !worker.waitStopped(until: lastDeadline) { ok = false }
         for plugin in s.before + s.enrichment + s.after + s.utility where !(plugin is NativeExtension) { plugin.shutdown() }
         return ok
-    }
-
-    /// Leaves a worker whose destination did not finish within `seconds` behind, and says what
-    /// was lost: the destination, the call that never returned, the event it was delivering.
-    private func abandon(_ worker: DestinationWorker, after seconds: Double) {
-        guard let left = worker.abandon() else { return }
-        let destination = worker.destination
-        let abandonable = destination as? AbandonableDestination
-        let who = abandonable?.abandon() ?? "destination"
-        let call: String
-        switch left.inFlight {
-        case .event(let event)?:
-            let name = event.event ?? event.name
-            call = "\(abandonable?.callName(for: event.type) ?? "execute") while delivering \(event.type.rawValue)"
-                + (name.map { " \"\($0)\"" } ?? "") + " event \(event.messageId ?? "(no messageId)")"
-        case .update?: call = "update"
-        case .reset?: call = "reset"
-        case .flush?: call = "flush"
-        case .announceStopping?: call = "lifecycle(stopping)"
-        case nil: call = abandonable?.stoppingStep ?? "shutdown"
-        }
-        let events = left.events == 1 ? "1 event" : "\(left.events) events"
-        let ended = abandonable == nil ? "" : (call == "destroy" ? "" : "; destroy not called")
-        let report = state.withLock { $0.report }
-        report(.plugin(name: destination.key, message: "\(who): \(call) did not return within \(seconds) s; "
-            + "abandoned with \(events) undelivered (counted as abandoned)\(ended)"))
     }
 
     // MARK: A destination's own timeline
