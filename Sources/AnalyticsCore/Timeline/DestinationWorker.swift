@@ -6,8 +6,9 @@ import Synchronization
 /// destinations. When the queue is full the oldest event is dropped, counted and reported.
 ///
 /// A destination whose call never returns (a hung library hook) is abandoned when it does not
-/// stop in time: its undelivered events (queued and in flight) are counted as abandoned, it is
-/// never called again, and its thread is left to finish that call on its own.
+/// stop in time at shutdown, or, for a loaded library, when a producer waiting for room sees it
+/// stuck in one call for `hookTimeout`: its undelivered events (queued and in flight) are counted
+/// as abandoned, it is never called again, and its thread is left to finish that call alone.
 final class DestinationWorker: @unchecked Sendable {
     enum Item {
         case event(Event)
@@ -60,10 +61,13 @@ final class DestinationWorker: @unchecked Sendable {
     private var inShutdown = false
     private var done = false
 
-    /// A call that has not returned after this long, while a producer waits for room, makes the
-    /// destination abandoned (see `abandon(after:)`).
+    /// A library's call that has not returned after this long, while a producer waits for room,
+    /// makes the destination abandoned (see `abandon(after:)`). Never Segment.io or an in-process
+    /// destination: those may legitimately block (a flush waiting for uploads).
     private let hookTimeout: Double
+    private let abandonableWhileRunning: Bool
     /// Drains so far (with `cursor`, tells a waiting producer whether the worker moves at all).
+    /// Guarded by `condition`.
     private var generation = 0
 
     init(destination: DestinationPlugin, capacity: Int, overflow: OverflowPolicy = .dropOldest,
@@ -72,6 +76,7 @@ final class DestinationWorker: @unchecked Sendable {
         self.capacity = max(1, capacity)
         self.overflow = overflow
         self.hookTimeout = hookTimeout
+        self.abandonableWhileRunning = destination is AbandonableDestination
         self.report = report
         let thread = Thread { [self] in run() }
         thread.name = "destination \(destination.key)"
@@ -119,11 +124,11 @@ final class DestinationWorker: @unchecked Sendable {
                     let mark = (generation, cursor.load(ordering: .relaxed))
                     if mark != seen {
                         (seen, since) = (mark, now)
-                    } else if now - since >= hookTimeout {
+                    } else if abandonableWhileRunning && now - since >= hookTimeout {
                         stuck = abandonLocked()
                         break
                     }
-                    let wake = min(deadline, since + hookTimeout) - now
+                    let wake = (abandonableWhileRunning ? min(deadline, since + hookTimeout) : deadline) - now
                     _ = condition.wait(until: Date(timeIntervalSinceNow: max(0.001, wake)))
                 }
                 producersWaiting -= 1

@@ -230,7 +230,7 @@ public final class Timeline: @unchecked Sendable {
     /// An event arrived after the last destinations began to stop: it cannot be delivered.
     private func reportLate(_ event: Event) {
         let report = state.withLock { $0.report }
-        report(.invalidEvent("\(event.type.rawValue) \(event.messageId.map { "\"\($0)\"" } ?? "") arrived after shutdown; not delivered"))
+        report(.delivery("\(event.type.rawValue) event \(event.messageId ?? "(no messageId)") arrived after shutdown; not delivered"))
     }
 
     /// Runs the plugins of one stage in order; nil as soon as one drops the event.
