@@ -14,7 +14,7 @@ test: build plugins
 
 # The concurrency, timeline, loader and delivery suites under ThreadSanitizer, in a build directory
 # of their own (a few minutes on two cores). Any report fails the run (TSan exits 66).
-TSAN_SUITES := ConcurrencyTests|BackpressureTests|TimelineTests|Loader(Tests|HungHookTests|LateCallTests|NativeDestinationTests|SendEventTests|ExampleIntegrationTests)|SegmentDestinationTests|SegmentOptionTests|Upload(Batch|RetryPolicy|Server)Tests|DurableQueueTests
+TSAN_SUITES := ConcurrencyTests|BackpressureTests|TimelineTests|TimelineExtensionTests|HostHTTPExtensionTests|OlderMinorTests|Loader(Tests|HungHookTests|HungHookWhileRunningTests|LateCallTests|NativeDestinationTests|SendEventTests|ExampleIntegrationTests)|SegmentDestinationTests|SegmentOptionTests|Upload(Batch|RetryPolicy|Server)Tests|DurableQueueTests
 tsan:
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --parallel --filter '$(TSAN_SUITES)'
 

@@ -176,8 +176,9 @@ typedef struct ah_host {
      * so calling this from inside a hook never re-enters the instance synchronously.
      * Returns AH_OK when accepted: the event then goes to every destination exactly as an
      * application call would (delivered, retried, or counted and reported). Returns
-     * AH_ERR_RETRYABLE, having queued it nowhere, when some destination's queue is full or the
-     * host is stopping and can no longer deliver (call again later, or give up; never spin), and
+     * AH_ERR_RETRYABLE, having queued it nowhere, when some destination's queue (or the host's
+     * queue of events sent back) is full or the host is stopping and can no longer deliver
+     * (call again later, or give up; never spin), and
      * AH_ERR_PERMANENT when the text is not a valid event. It never blocks waiting for room.
      * During shutdown the host stops libraries before the destinations they feed (Segment.io
      * last), so events sent from lifecycle(AH_LIFECYCLE_STOPPING) reach every destination and
