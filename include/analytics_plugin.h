@@ -148,7 +148,10 @@ typedef struct ah_instance ah_instance;
  * Owner: the host. Lifetime: valid from the `create` call that received it until `destroy` on
  * that instance returns, so an instance may keep the pointer. Every function pointer in 1.0 is
  * non-NULL. Every function may be called [any thread], including from inside a hook and from
- * threads the library started, but never after `destroy` returned. */
+ * threads the library started, but never after `destroy` returned. (A library that does anyway,
+ * from a thread it forgot to stop, finds the table and `ctx` still valid and every call a no-op
+ * that answers an error: send_event AH_ERR_PERMANENT, user_id / anonymous_id -1, get_extension
+ * NULL; the host logs the first such call. A safety net for bugs, not a feature to rely on.) */
 typedef struct ah_host {
     /* sizeof(ah_host) as compiled by the host. Check it (AH_HAS_FIELD) before reading a field
      * added after 1.0. */
@@ -171,8 +174,15 @@ typedef struct ah_host {
      * to the host, which runs it through its whole pipeline as if the application had made the
      * call. The host copies the text before returning and processes it later on its own threads,
      * so calling this from inside a hook never re-enters the instance synchronously.
-     * Returns AH_OK when accepted, AH_ERR_RETRYABLE when the host is saturated or stopping,
-     * AH_ERR_PERMANENT when the text is not a valid event.
+     * Returns AH_OK when accepted: the event then goes to every destination exactly as an
+     * application call would (delivered, retried, or counted and reported). Returns
+     * AH_ERR_RETRYABLE, having queued it nowhere, when some destination's queue (or the host's
+     * queue of events sent back) is full or the host is stopping and can no longer deliver
+     * (call again later, or give up; never spin), and
+     * AH_ERR_PERMANENT when the text is not a valid event. It never blocks waiting for room.
+     * During shutdown the host stops libraries before the destinations they feed (Segment.io
+     * last), so events sent from lifecycle(AH_LIFECYCLE_STOPPING) reach every destination and
+     * those sent from `destroy` reach the destinations still running (always Segment.io).
      * [any thread] */
     ah_status (*AH_NONNULL send_event)(void *AH_NULLABLE ctx, const char *AH_NULLABLE json,
                                        size_t json_len);

@@ -6,7 +6,8 @@
 //     "path": "/var/lib/app/metrics.json",   // required: the summary file, replaced atomically
 //     "summaryEvent": "Metrics Summary"        // optional: also send a track event with this name
 //                                               // and the counts as properties back into the
-//                                               // pipeline on flush (it is not counted itself)
+//                                               // pipeline on flush (it is not counted itself),
+//                                               // up to the flush before STOPPING
 //   }
 //
 // Summary file:
@@ -28,6 +29,9 @@ public final class Metrics: Integration {
     private var path: String
     private var summaryEvent: String?
     private var counts = MetricsCounts()
+    /// The host announced STOPPING: it flushed us just before, so that summary event was the last
+    /// one every destination could still receive; later flushes only write the file.
+    private var stopped = false
 
     public init(settings: JSONObject, host: IntegrationHost) throws {
         self.host = host
@@ -51,6 +55,8 @@ public final class Metrics: Integration {
 
     public func reset() throws { counts.resets += 1 }
 
+    public func stopping() throws { stopped = true }
+
     public func update(settings: JSONObject, type: UpdateType) throws {
         (path, summaryEvent) = try Self.parse(settings)
     }
@@ -66,7 +72,7 @@ public final class Metrics: Integration {
         try Data(document.serializedBytes()).write(to: URL(fileURLWithPath: path), options: .atomic)
         host.debug("Metrics: wrote \(counts.total) counted events to \(path)")
 
-        if let summaryEvent {
+        if let summaryEvent, !stopped {
             var event: JSONObject = ["type": "track", "event": .string(summaryEvent), "properties": .object(counts.json)]
             if let userId = host.userId { event["userId"] = .string(userId) }
             if let anonymousId = host.anonymousId { event["anonymousId"] = .string(anonymousId) }

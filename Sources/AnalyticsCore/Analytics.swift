@@ -24,6 +24,13 @@ public final class Analytics: Sendable {
     /// Events libraries sent back, run through the pipeline in order off the sender's thread.
     private let sentBack = DispatchQueue(label: "analytics-host.sent-back")
     private let sentBackKey = DispatchSpecificKey<Bool>()
+    private let sentBackState = Locked(SentBack())
+    private struct SentBack {
+        /// False once shutdown ran what producers sent last: later sends are refused.
+        var accepting = true
+        /// Sent, not yet through the pipeline (bounded like a destination's queue).
+        var pending = 0
+    }
     let report: @Sendable (AnalyticsError) -> Void
     let log: @Sendable (LogLevel, String) -> Void
     /// Why the storage directory could not be created, if it could not.
@@ -92,7 +99,8 @@ public final class Analytics: Sendable {
         factories = configuration.integrationFactories + pluginScan.factories()
 
         timeline.configureClient(self, queueCapacity: configuration.destinationQueueCapacity,
-                                 overflow: configuration.destinationOverflow, report: report)
+                                 overflow: configuration.destinationOverflow, hookTimeout: configuration.hookTimeout,
+                                 report: report)
         for problem in pluginScan.problems { report(problem.analyticsError) }
         var provided = Set(factories.map(\.key))
         // Options for libraries also count as the host knowing the key.
@@ -299,14 +307,33 @@ public final class Analytics: Sendable {
         timeline.process(try prepare(payload: payload))
     }
 
-    /// An event a library sent back (`ah_host.send_event`): checked and applied to the user now
-    /// (an identify or alias changes the user before the call returns), run through the pipeline
-    /// later on a host queue, in the order sent. A library often sends from inside one of its
-    /// callbacks, which must never be re-entered synchronously (the header's rule).
+    /// An event a library sent back (`ah_host.send_event`): answered now, run through the pipeline
+    /// later on a host queue, in the order sent (a library often sends from inside one of its
+    /// callbacks, which must never be re-entered synchronously: the header's rule). Refused
+    /// (queued nowhere, the user untouched) while some destination's queue or this queue is full,
+    /// and once the host can no longer deliver; otherwise checked and applied to the user now (an
+    /// identify or alias changes the user before the call returns) and delivered like any event.
     /// `flush()` and `shutdown()` first wait for what was sent before they were called.
-    func enqueueSentBack(payload: JSONObject) throws(EventError) {
-        let event = try prepare(payload: payload)
-        sentBack.async { [self] in _ = timeline.process(event) }
+    func enqueueSentBack(payload: JSONObject) throws(EventError) -> Timeline.Offer {
+        if let refused = timeline.refusal() { return refused }
+        let capacity = configuration.destinationQueueCapacity
+        let admitted = sentBackState.withLock { s -> Timeline.Offer? in
+            guard s.accepting else { return .stopping }
+            guard s.pending < capacity else { return .saturated(destination: "events sent back") }
+            s.pending += 1
+            return nil
+        }
+        if let admitted { return admitted }
+        let event: Event
+        do { event = try prepare(payload: payload) } catch {
+            sentBackState.withLock { $0.pending -= 1 }
+            throw error
+        }
+        sentBack.async { [self] in
+            _ = timeline.process(event)
+            sentBackState.withLock { $0.pending -= 1 }
+        }
+        return .accepted(nil)
     }
 
     /// Waits until the events sent back so far went through the pipeline (not from that queue).
@@ -376,20 +403,24 @@ public final class Analytics: Sendable {
         return timeline.flush(timeout: configuration.flushTimeout)
     }
 
-    /// Flushes with a bounded wait, then stops every destination and plugin. Later calls are
-    /// ignored. Returns false if something did not finish in time.
+    /// Flushes with a bounded wait, then stops every destination and plugin: loaded libraries
+    /// first (they may still send events), Segment.io last. A destination that does not finish
+    /// within `hookTimeout` is abandoned and reported. Later calls are ignored. Returns false if
+    /// something did not finish in time.
     @discardableResult
     public func shutdown() -> Bool {
         let already = stopped.withLock { s -> Bool in defer { s = true }; return s }
         if already { return true }
         refresher.withLock { $0 }?.stop()
         drainSentBack()
-        let flushed = timeline.flush(timeout: configuration.flushTimeout)
-        // What libraries sent while flushing reaches the destinations' queues before they stop.
-        drainSentBack()
-        let stoppedInTime = timeline.shutdown(timeout: configuration.flushTimeout)
+        // Producers stop first; what they send while stopping is run through the pipeline before
+        // the destinations it goes to stop (`final`: then no more is taken).
+        let stoppedInTime = timeline.shutdown(timeout: configuration.flushTimeout, hookTimeout: configuration.hookTimeout) { final in
+            if final { sentBackState.withLock { $0.accepting = false } }
+            drainSentBack()
+        }
         persistUser()
-        return flushed && stoppedInTime
+        return stoppedInTime
     }
 
     // MARK: Lifecycle

@@ -47,6 +47,11 @@ public struct Configuration: Sendable {
     public var destinationOverflow: OverflowPolicy = .dropOldest
     /// Longest wait of `flush()` and `shutdown()` for destinations to drain, in seconds.
     public var flushTimeout: Double = 10
+    /// How long `shutdown()` (and removing a destination) waits for a destination other than
+    /// Segment.io to drain, flush, hear STOPPING and be destroyed, in seconds. One still inside a
+    /// call then (a hung library hook) is abandoned: its undelivered events are counted as
+    /// abandoned and reported with the call and event, and it is never destroyed.
+    public var hookTimeout: Double = 10
     /// Add the built-in Segment.io destination (uploads to the tracking API) when the settings
     /// name it. Off: only the destinations given here and loaded from libraries exist.
     public var autoAddSegmentDestination = true

@@ -6,7 +6,7 @@ import Glibc
 enum RunCommand {
     static let help = """
         usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
-                                  [--input FILE|-] [--settings-refresh SECONDS]
+                                  [--input FILE|-] [--settings-refresh SECONDS] [--hook-timeout SECONDS]
                                   [--drain-timeout SECONDS] [--max-queue-bytes BYTES]
                                   [--allow-insecure-plugins] [--quiet]
 
@@ -29,6 +29,10 @@ enum RunCommand {
           --drain-timeout SECONDS  longest wait for uploads after the input ends (default 30)
           --max-queue-bytes BYTES  disk cap of the Segment.io queue (default 67108864); when it is
                             reached, reading waits for uploads to free room
+          --hook-timeout SECONDS  how long a loaded library's call may stay stuck (at the end: to
+                            stop; while running: while reading waits for its queue; default 10); one
+                            whose call has not returned by then is abandoned: its undelivered events
+                            are counted and reported, exit status 4
           --allow-insecure-plugins  load libraries even if group/others may write them
           --quiet           no progress line on a terminal
 
@@ -40,7 +44,7 @@ enum RunCommand {
     static func main(_ arguments: [String]) throws -> Int32 {
         let opts = try Options(arguments,
                                valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh",
-                                        "--drain-timeout", "--max-queue-bytes"],
+                                        "--drain-timeout", "--max-queue-bytes", "--hook-timeout"],
                                flags: ["--allow-insecure-plugins", "--quiet"])
         if opts.has("--help") { print(help); return 0 }
         let settingsPath = try opts.required("--settings")
@@ -68,6 +72,10 @@ enum RunCommand {
         if let text = opts["--max-queue-bytes"] {
             guard let bytes = Int(text), bytes > 0 else { throw UsageError("--max-queue-bytes needs a number of bytes") }
             config.maxQueueBytes = bytes
+        }
+        if let value = opts["--hook-timeout"] {
+            guard let seconds = Double(value), seconds > 0 else { throw UsageError("--hook-timeout needs a number of seconds") }
+            config.hookTimeout = seconds
         }
         config.trackApplicationLifecycleEvents = false
         // Batch ingestion: a slow destination or a full disk queue slows reading, nothing is dropped.
@@ -125,7 +133,6 @@ enum RunCommand {
         let complete = analytics.shutdown()
         print(Summary.render(analytics: analytics, accepted: accepted, rejected: rejected, interrupted: interrupted,
                              drainTimeout: drained ? nil : drainTimeout))
-        if !complete { FileHandle.standardError.write(Data("analytics-host: some destinations did not finish in time; queued events are kept for the next run\n".utf8)) }
         var outcome = ExitStatus.RunOutcome()
         outcome.rejectedLines = rejected
         outcome.pluginProblems = errors.pluginProblems
@@ -133,6 +140,12 @@ enum RunCommand {
             guard let stats = analytics.timeline.stats(forKey: destination.key) else { continue }
             outcome.failedForGood += stats.failed
             outcome.stillQueued += stats.queued
+            outcome.abandoned += stats.abandoned
+        }
+        if outcome.abandoned > 0 {
+            FileHandle.standardError.write(Data("analytics-host: \(outcome.abandoned) event\(outcome.abandoned == 1 ? "" : "s") abandoned by a hung library (reported above); they are not kept\n".utf8))
+        } else if !complete {
+            FileHandle.standardError.write(Data("analytics-host: some destinations did not finish in time; queued events are kept for the next run\n".utf8))
         }
         return ExitStatus.of(outcome).rawValue
     }

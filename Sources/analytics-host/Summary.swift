@@ -4,12 +4,12 @@ import AnalyticsCore
 enum Summary {
     /// - Parameter drainTimeout: set when the Segment.io queue was not drained in that time.
     static func render(analytics: Analytics, accepted: Int, rejected: Int, interrupted: Bool, drainTimeout: Double? = nil) -> String {
-        let header = ["destination", "offered", "delivered", "dropped", "skipped", "failed", "queued"]
+        let header = ["destination", "offered", "delivered", "dropped", "skipped", "failed", "queued", "abandoned"]
         var rows: [[String]] = []
         for destination in analytics.timeline.plugins(of: .destination) {
             guard let d = destination as? DestinationPlugin, let s = analytics.timeline.stats(forKey: d.key) else { continue }
             rows.append([d.key, "\(s.received + s.skipped)", "\(s.delivered)", "\(s.dropped + s.overflowed)",
-                         "\(s.skipped)", "\(s.failed)", "\(s.queued)"])
+                         "\(s.skipped)", "\(s.failed)", "\(s.queued)", "\(s.abandoned)"])
         }
         rows.sort { $0[0] < $1[0] }
         let widths = header.indices.map { i in max(header[i].count, rows.map { $0[i].count }.max() ?? 0) }
@@ -23,7 +23,8 @@ enum Summary {
         out += line(header) + "\n"
         for r in rows { out += line(r) + "\n" }
         out += "dropped: by filters, destination middleware or a full queue; skipped: by the integrations option or the tracking plan;\n"
-        out += "failed: will never be delivered (refused by the server, permanent errors); queued: kept for a later run"
+        out += "failed: will never be delivered (refused by the server, permanent errors); queued: kept for a later run;\n"
+        out += "abandoned: never delivered because the destination hung (a call that did not return within --hook-timeout; not kept)"
         if let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination {
             out += "\n" + segmentLine(segment, queued: analytics.timeline.stats(forKey: segment.key)?.queued ?? segment.pendingEvents,
                                       drainTimeout: drainTimeout)

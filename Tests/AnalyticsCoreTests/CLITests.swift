@@ -32,6 +32,41 @@ enum HostBinary {
 }
 
 @Suite(.serialized) struct CLITests {
+    /// A library whose hook never returns: the run ends after --hook-timeout, counts what that
+    /// library never got as abandoned, names the library, hook and event, and exits 4.
+    @Test func aHungLibraryIsAbandonedReportedAndExitsFour() throws {
+        let dir = makeTempDirectory("cli-hang")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        let hang = try FixtureBuilder.library("hang", in: plugins)
+        let output = dir + "/out.ndjson"
+        try #"{"integrations":{"File":{"path":"\#(output)"},"Hang":{}}}"#.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
+        let input = [
+            #"{"type":"track","event":"Before","userId":"u","messageId":"m-before"}"#,
+            #"{"type":"track","event":"Hang","userId":"u","messageId":"m-hang"}"#,
+            #"{"type":"track","event":"After","userId":"u","messageId":"m-after"}"#,
+        ].joined(separator: "\n") + "\n"
+        let started = monotonicSeconds()
+        let result = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", plugins,
+                                         "--storage", dir + "/storage", "--hook-timeout", "2", "--quiet"],
+                                        stdin: input, in: dir)
+        #expect(monotonicSeconds() - started < 10)
+        #expect(result.status == 4, "\(result.stderr)")
+        let rows = Dictionary(uniqueKeysWithValues: result.stdout.split(separator: "\n").compactMap { line -> (String, [Int])? in
+            let cells = line.split(separator: " ")
+            guard cells.count == 8, let first = Int(cells[1]) else { return nil }
+            return (String(cells[0]), [first] + cells[2...].compactMap { Int($0) })
+        })
+        // offered, delivered, dropped, skipped, failed, queued, abandoned
+        #expect(rows["Hang"] == [3, 1, 0, 0, 0, 0, 2], "\(result.stdout)")
+        #expect(rows["File"] == [3, 3, 0, 0, 0, 0, 0])
+        #expect(result.stdout.contains("abandoned: never delivered because the destination hung"))
+        #expect(result.stderr.contains(
+            "plugin Hang: library \(hang): track while delivering track \"Hang\" event m-hang did not return within 2.0 s; "
+                + "abandoned with 2 events undelivered (counted as abandoned); destroy not called"), "\(result.stderr)")
+        #expect(result.stderr.contains("2 events abandoned by a hung library"))
+    }
+
     @Test func theDemoRunsOfflineAndEveryDestinationActs() throws {
         let dir = makeTempDirectory("cli-demo")
         let plugins = try HostBinary.pluginsDirectory(in: dir)
@@ -46,12 +81,12 @@ enum HostBinary {
         #expect(result.stdout.contains("12 events accepted, 0 rejected"))
         let rows = Dictionary(uniqueKeysWithValues: result.stdout.split(separator: "\n").compactMap { line -> (String, [Int])? in
             let cells = line.split(separator: " ")
-            guard cells.count == 7, let first = Int(cells[1]) else { return nil }
+            guard cells.count == 8, let first = Int(cells[1]) else { return nil }
             return (String(cells[0]), [first] + cells[2...].compactMap { Int($0) })
         })
-        // offered, delivered, dropped, skipped, failed, queued
-        #expect(rows["File"] == [12, 9, 2, 1, 0, 0])      // Debug dropped by its filter; env=test by the global rule
-        #expect(rows["Console"] == [12, 8, 1, 3, 0, 0])   // integrations option and the plan skip it
+        // offered, delivered, dropped, skipped, failed, queued, abandoned
+        #expect(rows["File"] == [12, 9, 2, 1, 0, 0, 0])      // Debug dropped by its filter; env=test by the global rule
+        #expect(rows["Console"] == [12, 8, 1, 3, 0, 0, 0])   // integrations option and the plan skip it
         let lines = try String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 7, "File writes track/identify/screen/page only")
         #expect(!lines.contains { $0.contains("Debug Cache Miss") })

@@ -39,7 +39,7 @@ public struct Event: Sendable {
     /// Lets every copy made from now on share one encoding, computed by whichever needs it first
     /// (the client does this before fan-out; useful to anyone handing one event to several
     /// consumers of JSON text).
-    public mutating func shareEncoding() { if encoding == nil { encoding = SharedEncoding() } }
+    public mutating func shareEncoding() { if encoding == nil { encoding = SharedEncoding.make() } }
 
     // MARK: Common fields
 

@@ -23,7 +23,7 @@ final class PreEncodedObject: Sendable {
         return other.storage.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } == identity
     }
 
-    private static let slot = Mutex<PreEncodedObject?>(nil)
+    private static let slot = Locked<PreEncodedObject?>(nil)
     private static let published = Atomic<Bool>(false)
 
     /// The registered object (the most recent client's context), if any.

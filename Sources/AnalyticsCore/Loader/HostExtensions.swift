@@ -45,7 +45,7 @@ private let timelinePluginSize = MemoryLayout<ah_timeline_plugin>.size
 
 private func timelineAdd(_ ctx: UnsafeMutableRawPointer?, _ plugin: UnsafePointer<ah_timeline_plugin>,
                          _ outId: UnsafeMutablePointer<UInt64>, _ err: UnsafeMutablePointer<CChar>?, _ errCap: Int) -> ah_status {
-    guard let registry = HostServicesTable.from(ctx)?.services.timeline else {
+    guard let registry = HostServicesTable.from(ctx, "timeline.add")?.services.timeline else {
         HostExtensions.write("this host offers no timeline to this instance", into: err, capacity: errCap)
         return ah_status(AH_ERR_PERMANENT)
     }
@@ -74,33 +74,33 @@ private func timelineAdd(_ ctx: UnsafeMutableRawPointer?, _ plugin: UnsafePointe
 }
 
 private func timelineRemove(_ ctx: UnsafeMutableRawPointer?, _ id: UInt64) -> ah_status {
-    guard let registry = HostServicesTable.from(ctx)?.services.timeline else { return ah_status(AH_ERR_PERMANENT) }
+    guard let registry = HostServicesTable.from(ctx, "timeline.remove")?.services.timeline else { return ah_status(AH_ERR_PERMANENT) }
     return registry.remove(id: id) ? ah_status(AH_OK) : ah_status(AH_ERR_PERMANENT)
 }
 
 // MARK: AH_EXT_CLIENT
 
 private func clientTraits(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int) -> Int64 {
-    let traits = HostServicesTable.from(ctx)?.services.client?.traits() ?? [:]
+    let traits = HostServicesTable.from(ctx, "client.traits")?.services.client?.traits() ?? [:]
     return HostServicesTable.copy(traits.serialized(), into: buf, capacity: cap)
 }
 
 private func clientReset(_ ctx: UnsafeMutableRawPointer?) -> ah_status {
-    guard let client = HostServicesTable.from(ctx)?.services.client else { return ah_status(AH_ERR_PERMANENT) }
+    guard let client = HostServicesTable.from(ctx, "client.reset")?.services.client else { return ah_status(AH_ERR_PERMANENT) }
     return client.reset().status
 }
 
 private func clientFlush(_ ctx: UnsafeMutableRawPointer?) -> ah_status {
-    guard let client = HostServicesTable.from(ctx)?.services.client else { return ah_status(AH_ERR_PERMANENT) }
+    guard let client = HostServicesTable.from(ctx, "client.flush")?.services.client else { return ah_status(AH_ERR_PERMANENT) }
     return client.flush().status
 }
 
 private func clientStorageDirectory(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int) -> Int64 {
-    HostServicesTable.copy(HostServicesTable.from(ctx)?.services.client?.storageDirectory(), into: buf, capacity: cap)
+    HostServicesTable.copy(HostServicesTable.from(ctx, "client.storage_directory")?.services.client?.storageDirectory(), into: buf, capacity: cap)
 }
 
 private func clientOptions(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int) -> Int64 {
-    let options = HostServicesTable.from(ctx)?.services.client?.options() ?? [:]
+    let options = HostServicesTable.from(ctx, "client.options")?.services.client?.options() ?? [:]
     return HostServicesTable.copy(options.serialized(), into: buf, capacity: cap)
 }
 
@@ -112,7 +112,7 @@ private let sinkChunk = 64 * 1024
 private func httpGet(_ ctx: UnsafeMutableRawPointer?, _ url: UnsafePointer<CChar>, _ urlLength: Int, _ timeoutMs: UInt32,
                      _ sink: UnsafePointer<ah_byte_sink>, _ statusCode: UnsafeMutablePointer<Int32>,
                      _ err: UnsafeMutablePointer<CChar>?, _ errCap: Int) -> ah_status {
-    guard let http = HostServicesTable.from(ctx)?.services.http else {
+    guard let http = HostServicesTable.from(ctx, "http.get")?.services.http else {
         HostExtensions.write("this host offers no HTTP client to this instance", into: err, capacity: errCap)
         return ah_status(AH_ERR_PERMANENT)
     }

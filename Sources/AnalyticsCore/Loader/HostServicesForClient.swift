@@ -1,7 +1,9 @@
 extension HostServices {
     /// Services backed by a client: logs go to its log handler (prefixed with the integration's
     /// key), events sent back run through its whole pipeline later, on a host queue
-    /// (`Analytics.enqueueSentBack`), so no callback is re-entered; ids are the client's.
+    /// (`Analytics.enqueueSentBack`), so no callback is re-entered, but are answered now: OK when
+    /// they will be delivered like any other, retryable (queued nowhere) when a queue is full or
+    /// the host is stopping; ids are the client's.
     /// The client is held weakly: after it is gone, ids read as absent and events are refused.
     public static func forwarding(to analytics: Analytics, key: String) -> HostServices {
         let weak = WeakAnalytics(analytics)
@@ -22,8 +24,11 @@ extension HostServices {
                     guard case .object(let payload) = try JSON(parsing: bytes) else {
                         return .permanent("an event must be a JSON object")
                     }
-                    try analytics.enqueueSentBack(payload: payload)
-                    return .ok
+                    switch try analytics.enqueueSentBack(payload: payload) {
+                    case .accepted: return .ok
+                    case .saturated(let destination): return .retryable("the queue of \(destination) is full")
+                    case .stopping: return .retryable("the host is stopping")
+                    }
                 } catch {
                     analytics.report(.plugin(name: key, message: "event sent back was refused: \(error)"))
                     return .permanent("\(error)")

@@ -3,11 +3,12 @@ import CAnalyticsABI
 /// The `ah_host` table handed to `create`: plain C function pointers (which cannot capture) plus an
 /// opaque context that leads back to this object and its Swift closures.
 ///
-/// The table lives at a fixed address for as long as this object does; every `NativeIntegration`
-/// keeps its table alive until after the instance's `destroy` returned, as the header promises.
+/// The table and its context are never freed (`HostServicesHandle`): after the instance's
+/// `destroy` (or its abandonment) `revoke()` turns every call into a harmless no-op.
 final class HostServicesTable: @unchecked Sendable {
     let services: HostServices
     let table: UnsafeMutablePointer<ah_host>
+    private var handle: HostServicesHandle!
 
     init(_ services: HostServices) {
         self.services = services
@@ -21,15 +22,18 @@ final class HostServicesTable: @unchecked Sendable {
             user_id: hostUserId,
             anonymous_id: hostAnonymousId,
             get_extension: hostGetExtension))
-        table.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
+        handle = HostServicesHandle(table: table, live: self)
+        table.pointee.ctx = handle.retainedForever()
     }
 
-    deinit { table.deallocate() }
-
-    static func from(_ ctx: UnsafeMutableRawPointer?) -> HostServicesTable? {
+    /// The services behind a table's `ctx`; nil once revoked (`function` names the late call).
+    static func from(_ ctx: UnsafeMutableRawPointer?, _ function: StaticString) -> HostServicesTable? {
         guard let ctx else { return nil }
-        return Unmanaged<HostServicesTable>.fromOpaque(ctx).takeUnretainedValue()
+        return HostServicesHandle.from(ctx).live(function)
     }
+
+    /// The instance is gone: later calls through its table do nothing and answer an error.
+    func revoke() { handle.revoke() }
 
     /// snprintf-like copy of an id into a library's buffer; -1 when there is none.
     static func copy(_ id: String?, into buf: UnsafeMutablePointer<CChar>?, capacity: Int) -> Int64 {
@@ -49,13 +53,13 @@ final class HostServicesTable: @unchecked Sendable {
 }
 
 private func hostLog(_ ctx: UnsafeMutableRawPointer?, _ level: Int32, _ text: UnsafePointer<CChar>?, _ length: Int) {
-    guard let box = HostServicesTable.from(ctx) else { return }
+    guard let box = HostServicesTable.from(ctx, "log") else { return }
     let message = text.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: max(0, length)), as: UTF8.self) } ?? ""
     box.services.log(NativeLogLevel(rawValue: level) ?? .info, message)
 }
 
 private func hostSendEvent(_ ctx: UnsafeMutableRawPointer?, _ json: UnsafePointer<CChar>?, _ length: Int) -> ah_status {
-    guard let box = HostServicesTable.from(ctx) else { return ah_status(AH_ERR_PERMANENT) }
+    guard let box = HostServicesTable.from(ctx, "send_event") else { return ah_status(AH_ERR_PERMANENT) }
     guard let json, length > 0 else { return ah_status(AH_ERR_PERMANENT) }
     let bytes = [UInt8](UnsafeRawBufferPointer(start: json, count: length))
     switch box.services.sendEvent(bytes) {
@@ -68,14 +72,14 @@ private func hostSendEvent(_ ctx: UnsafeMutableRawPointer?, _ json: UnsafePointe
 /// ABI 1.2 capability lookup: the tables in `HostExtensions`, NULL for an id this host (or this
 /// instance's services) does not offer.
 private func hostGetExtension(_ ctx: UnsafeMutableRawPointer?, _ id: UnsafePointer<CChar>) -> UnsafeRawPointer? {
-    guard let box = HostServicesTable.from(ctx) else { return nil }
+    guard let box = HostServicesTable.from(ctx, "get_extension") else { return nil }
     return HostExtensions.lookup(box.services, id: id)
 }
 
 private func hostUserId(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int64 {
-    HostServicesTable.copy(HostServicesTable.from(ctx)?.services.userId(), into: buf, capacity: capacity)
+    HostServicesTable.copy(HostServicesTable.from(ctx, "user_id")?.services.userId(), into: buf, capacity: capacity)
 }
 
 private func hostAnonymousId(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int64 {
-    HostServicesTable.copy(HostServicesTable.from(ctx)?.services.anonymousId(), into: buf, capacity: capacity)
+    HostServicesTable.copy(HostServicesTable.from(ctx, "anonymous_id")?.services.anonymousId(), into: buf, capacity: capacity)
 }

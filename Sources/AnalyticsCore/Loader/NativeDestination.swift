@@ -8,7 +8,7 @@ import Foundation
 /// Every hook runs on the destination's worker, which is what the ABI's per-instance
 /// serialization rule asks for. The library hears `started` before its first call there, and
 /// `stopping`, `flush`, `destroy` when the worker shuts down.
-public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, @unchecked Sendable {
+public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, StopAnnouncing, AbandonableDestination, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let integration: NativeIntegration
@@ -25,6 +25,12 @@ public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, @
     }
     /// Touched on the worker only.
     private var started = false
+    private var announcedStopping = false
+    /// Whether a hook other than `flush` ran since the last successful flush (shutdown then
+    /// flushes once more; otherwise the flush before STOPPING was the last word).
+    private var unflushed = false
+    /// The shutdown step in progress, for the report if it never returns.
+    private let step = Locked<String?>(nil)
 
     public init(integration: NativeIntegration, retryPolicy: NativeRetryPolicy = NativeRetryPolicy()) {
         self.key = integration.key
@@ -40,33 +46,57 @@ public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, @
 
     public func execute(_ event: Event) -> Event? {
         startIfNeeded()
+        unflushed = true
         return perform(event.type.rawValue, countsAsEvent: true) { integration.deliver(event) } ? event : nil
     }
 
     public func update(settings: Settings, type: UpdateType) {
         startIfNeeded()
+        unflushed = true
         let own = wholeSettings ? settings.json : settings.integrationSettings(forKey: key) ?? [:]
         _ = perform("update", countsAsEvent: false) { integration.update(settings: own, kind: type == .initial ? .initial : .refresh) }
     }
 
     public func reset() {
         startIfNeeded()
+        unflushed = true
         _ = perform("reset", countsAsEvent: false) { integration.reset() }
     }
 
     public func flush() {
         startIfNeeded()
-        _ = perform("flush", countsAsEvent: false) { integration.flush() }
+        if perform("flush", countsAsEvent: false, { integration.flush() }) { unflushed = false }
     }
 
-    /// The worker is stopping: announce it, flush, then end the instance.
-    public func shutdown() {
-        if started {
-            _ = perform("lifecycle(stopping)", countsAsEvent: false) { integration.lifecycle(.stopping) }
-        }
-        _ = perform("flush", countsAsEvent: false) { integration.flush() }
-        integration.destroy()
+    /// Shutdown's first step, while every destination still runs (events sent now reach them all).
+    func announceStopping() {
+        guard started, !announcedStopping else { return }
+        announcedStopping = true
+        _ = perform("lifecycle(stopping)", countsAsEvent: false) { integration.lifecycle(.stopping) }
     }
+
+    /// The worker is stopping: announce it (unless shutdown already did), flush (unless nothing
+    /// reached the instance since its last flush), then end the instance.
+    public func shutdown() {
+        step.withLock { $0 = "lifecycle(stopping)" }
+        announceStopping()
+        if unflushed || !started {
+            step.withLock { $0 = "flush" }
+            _ = perform("flush", countsAsEvent: false) { integration.flush() }
+        }
+        step.withLock { $0 = "destroy" }
+        integration.destroy()
+        step.withLock { $0 = nil }
+    }
+
+    func abandon() -> String {
+        integration.abandon()
+        return "library \(integration.library.file)"
+    }
+
+    func callName(for type: EventType) -> String { type == .page ? "screen" : type.rawValue }
+
+    var stoppingStep: String? { step.withLock { $0 } }
 
     private func startIfNeeded() {
         guard !started else { return }
@@ -92,6 +122,7 @@ public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, @
         case .retryable(let text): message = "\(what) failed after \(attempt) attempt\(attempt == 1 ? "" : "s"): \(text)"
         case .permanent(let text): message = "\(what) failed: \(text)"
         }
+        guard integration.isCallable else { return false }  // abandoned meanwhile: counted as such
         let (analytics, stats) = client.withLock { ($0.analytics.value, $0.stats) }
         if countsAsEvent { stats?.recordFailure() }
         analytics?.report(.plugin(name: key, message: message))

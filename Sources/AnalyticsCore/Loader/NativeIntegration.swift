@@ -1,4 +1,5 @@
 import CAnalyticsABI
+import Synchronization
 
 /// One live instance of an integration library, called with Swift values.
 ///
@@ -12,9 +13,12 @@ public final class NativeIntegration: @unchecked Sendable {
     public let library: NativeLibrary
     private var instance: OpaquePointer?
     private let hooks: ah_hooks
-    /// Kept alive until after `destroy`: the library may use the table until then.
+    /// Revoked once `destroy` returned: the table stays valid, its calls become no-ops.
     private let services: HostServicesTable
     private let errorBuffer: ErrorBuffer
+    /// Set (from any thread) when the host gave up on a hook that did not return: no hook is
+    /// called any more, `destroy` included.
+    private let abandoned = Atomic<Bool>(false)
 
     /// Which `update` this is for the instance.
     public enum UpdateKind: Sendable { case initial, refresh }
@@ -35,6 +39,22 @@ public final class NativeIntegration: @unchecked Sendable {
     /// False once `destroy` ran; every call is then a no-op.
     public var isAlive: Bool { instance != nil }
 
+    /// The host leaves this instance behind (a hook of it never returned): it is never called
+    /// again and never destroyed, since destroying an instance that is still inside a hook is
+    /// not safe; its host table is revoked. Any thread; idempotent.
+    public func abandon() {
+        abandoned.store(true, ordering: .releasing)
+        services.revoke()
+    }
+
+    /// False once destroyed or abandoned.
+    var isCallable: Bool { live != nil }
+
+    /// The instance, unless destroyed or abandoned.
+    private var live: OpaquePointer? {
+        abandoned.load(ordering: .acquiring) ? nil : instance
+    }
+
     /// Hands an event to the hook of its type (`page` goes to `screen`).
     @inline(__always)
     public func deliver(_ event: Event) -> NativeHookResult {
@@ -48,20 +68,20 @@ public final class NativeIntegration: @unchecked Sendable {
     }
 
     public func reset() -> NativeHookResult {
-        guard let instance, let hook = hooks.reset else { return .ok }
+        guard let instance = live, let hook = hooks.reset else { return .ok }
         errorBuffer.clear()
         return NativeHookResult(status: hook(instance, errorBuffer.base, errorBuffer.capacity), message: errorBuffer.message, hook: "reset")
     }
 
     public func flush() -> NativeHookResult {
-        guard let instance, let hook = hooks.flush else { return .ok }
+        guard let instance = live, let hook = hooks.flush else { return .ok }
         errorBuffer.clear()
         return NativeHookResult(status: hook(instance, errorBuffer.base, errorBuffer.capacity), message: errorBuffer.message, hook: "flush")
     }
 
     /// New settings for this integration (the object under its key in `integrations`).
     public func update(settings: JSONObject, kind: UpdateKind) -> NativeHookResult {
-        guard let instance, let hook = hooks.update else { return .ok }
+        guard let instance = live, let hook = hooks.update else { return .ok }
         let text = settings.serializedBytes()
         let kindCode = Int32(kind == .initial ? AH_UPDATE_INITIAL : AH_UPDATE_REFRESH)
         errorBuffer.clear()
@@ -75,7 +95,7 @@ public final class NativeIntegration: @unchecked Sendable {
 
     /// Announces a host phase; libraries built against ABI 1.0 have no such hook.
     public func lifecycle(_ phase: Phase) -> NativeHookResult {
-        guard let instance, let hook = hooks.lifecycle else { return .ok }
+        guard let instance = live, let hook = hooks.lifecycle else { return .ok }
         let code = Int32(phase == .started ? AH_LIFECYCLE_STARTED : AH_LIFECYCLE_STOPPING)
         errorBuffer.clear()
         return NativeHookResult(status: hook(instance, code, errorBuffer.base, errorBuffer.capacity), message: errorBuffer.message, hook: "lifecycle")
@@ -85,12 +105,14 @@ public final class NativeIntegration: @unchecked Sendable {
     public var timelinePlugins: [NativeTimelinePlugin] { services.services.timeline?.plugins ?? [] }
 
     /// Ends the instance (the library stops its threads before returning). Idempotent. The
-    /// timeline plugins it added are removed and released first, as the header promises.
+    /// timeline plugins it added are removed and released first, as the header promises. A
+    /// library that calls the host afterwards anyway finds a valid table whose calls do nothing.
     public func destroy() {
-        guard let instance else { return }
+        guard let instance = live else { return }
         self.instance = nil
         services.services.timeline?.removeAll()
         hooks.destroy?(instance)
+        services.revoke()
     }
 
     typealias EventHook = @convention(c) (OpaquePointer, UnsafePointer<CChar>, Int, UnsafeMutablePointer<CChar>, Int) -> ah_status
@@ -98,7 +120,7 @@ public final class NativeIntegration: @unchecked Sendable {
     /// The hot path: no allocation when the event's encoding is cached, one indirect call.
     @inline(__always)
     private func callEventHook(_ hook: EventHook?, _ event: Event, _ name: StaticString) -> NativeHookResult {
-        guard let hook, let instance else { return .ok }
+        guard let hook, let instance = live else { return .ok }
         let bytes = event.serializedBytes
         errorBuffer.clear()
         let status = bytes.withUnsafeBytes { raw -> ah_status in

@@ -6,7 +6,7 @@ import Synchronization
 /// randomness on every event cost more than the rest of the call. 122 random bits per id keep
 /// collisions out of reach.
 public enum MessageID {
-    private static let state = Mutex(Xoshiro256())
+    private static let state = Locked(Xoshiro256())
 
     public static func make() -> String {
         let (a0, b0) = state.withLock { rng in (rng.next(), rng.next()) }

@@ -9,7 +9,8 @@ public final class DestinationStats: Sendable {
     public var delivered: Int { _delivered.load(ordering: .relaxed) }
     /// Events its own timeline dropped (filters, destination middleware, plugins returning nil).
     public var dropped: Int { _dropped.load(ordering: .relaxed) }
-    /// Events not offered at all because of the `integrations` option or settings.
+    /// Events not offered at all because of the `integrations` option or settings (or because the
+    /// destination was leaving the timeline).
     public var skipped: Int { _skipped.load(ordering: .relaxed) }
     /// Events dropped because the queue was full (the oldest go first).
     public var overflowed: Int { _overflowed.load(ordering: .relaxed) }
@@ -17,6 +18,9 @@ public final class DestinationStats: Sendable {
     public var failed: Int { _failed.load(ordering: .relaxed) }
     /// Events the destination still holds for a later attempt (its own queue, retries).
     public var queued: Int { _queued.load(ordering: .relaxed) }
+    /// Events never delivered because the destination hung (a call that did not return in time):
+    /// the one in flight and those queued behind it, reported with the call.
+    public var abandoned: Int { _abandoned.load(ordering: .relaxed) }
 
     let _received = Atomic<Int>(0)
     let _delivered = Atomic<Int>(0)
@@ -25,6 +29,7 @@ public final class DestinationStats: Sendable {
     let _overflowed = Atomic<Int>(0)
     let _failed = Atomic<Int>(0)
     let _queued = Atomic<Int>(0)
+    let _abandoned = Atomic<Int>(0)
 
     public init() {}
 

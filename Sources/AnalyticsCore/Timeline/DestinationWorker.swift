@@ -1,8 +1,14 @@
 import Foundation
+import Synchronization
 
 /// Drains one destination's bounded queue on its own thread, so that the destination sees events in
 /// call order, is never called concurrently, and can block without slowing callers or other
 /// destinations. When the queue is full the oldest event is dropped, counted and reported.
+///
+/// A destination whose call never returns (a hung library hook) is abandoned when it does not
+/// stop in time at shutdown, or, for a loaded library, when a producer waiting for room sees it
+/// stuck in one call for `hookTimeout`: its undelivered events (queued and in flight) are counted
+/// as abandoned, it is never called again, and its thread is left to finish that call alone.
 ///
 /// An ``InlineDestination`` gets no thread and no queue: its events, settings and resets run on the
 /// caller's thread inside the fan-out (which is serialised, so the order and "never concurrently"
@@ -13,6 +19,16 @@ final class DestinationWorker: @unchecked Sendable {
         case update(Settings, UpdateType)
         case reset
         case flush(DispatchGroup)
+        /// Shutdown's first step: producers hear it while every destination still runs.
+        case announceStopping(DispatchGroup)
+
+        var isEvent: Bool { if case .event = self { return true } else { return false } }
+        var group: DispatchGroup? {
+            switch self {
+            case .flush(let g), .announceStopping(let g): return g
+            default: return nil
+            }
+        }
     }
 
     let destination: DestinationPlugin
@@ -41,12 +57,34 @@ final class DestinationWorker: @unchecked Sendable {
     private let inline: Locked<Bool>?
 
     var isInline: Bool { inline != nil }
+    /// The batch being handled (replaced under `condition`, read by `abandon`).
+    private var inProgress: [Item] = []
+    /// Index in `inProgress` of the item being handled; `Self.abandonedCursor` once abandoned. The
+    /// worker advances it by compare-and-exchange, so an item is counted either by the worker
+    /// (delivered, dropped) or by `abandon` (abandoned), never both.
+    private let cursor = Atomic<Int>(0)
+    private static let abandonedCursor = Int.min
+    // Guarded by `condition`.
+    private var abandoned = false
+    private var inShutdown = false
+    private var done = false
+
+    /// A library's call that has not returned after this long, while a producer waits for room,
+    /// makes the destination abandoned (see `abandon(after:)`). Never Segment.io or an in-process
+    /// destination: those may legitimately block (a flush waiting for uploads).
+    private let hookTimeout: Double
+    private let abandonableWhileRunning: Bool
+    /// Drains so far (with `cursor`, tells a waiting producer whether the worker moves at all).
+    /// Guarded by `condition`.
+    private var generation = 0
 
     init(destination: DestinationPlugin, capacity: Int, overflow: OverflowPolicy = .dropOldest,
-         report: @escaping @Sendable (AnalyticsError) -> Void) {
+         hookTimeout: Double = 10, report: @escaping @Sendable (AnalyticsError) -> Void) {
         self.destination = destination
         self.capacity = max(1, capacity)
         self.overflow = overflow
+        self.hookTimeout = hookTimeout
+        self.abandonableWhileRunning = destination is AbandonableDestination
         self.report = report
         if destination is InlineDestination {
             inline = Locked(false)
@@ -58,24 +96,70 @@ final class DestinationWorker: @unchecked Sendable {
         thread.start()
     }
 
-    /// Queues an item; never blocks on the destination.
-    func submit(_ item: Item) {
-        if let inline {
-            submitInline(item, inline)
-            return
-        }
+    /// Whether an event would be queued now without waiting or dropping another.
+    func hasRoom() -> Bool {
+        if let inline { return !inline.withLock { $0 } }
         condition.lock()
-        guard !stopping else { condition.unlock(); return }
+        defer { condition.unlock() }
+        return abandoned || (!stopping && queuedEvents < capacity)
+    }
+
+    /// Queues an item (false: the worker is stopping and took nothing). Never blocks on the
+    /// destination; an event may wait for room under the `.wait` overflow policy.
+    /// An abandoned destination takes events no more: each is counted as abandoned at once (the
+    /// report named the call that hung), and control calls are let go.
+    @discardableResult
+    func submit(_ item: Item) -> Bool {
+        if let inline { return submitInline(item, inline) }
+        condition.lock()
+        if abandoned {
+            condition.unlock()
+            if item.isEvent {
+                stats._received.wrappingAdd(1, ordering: .relaxed)
+                stats._abandoned.wrappingAdd(1, ordering: .relaxed)
+            }
+            item.group?.leave()
+            return true
+        }
+        guard !stopping else { condition.unlock(); return false }
         if case .event = item {
             stats._received.wrappingAdd(1, ordering: .relaxed)
             if case .wait(let limit) = overflow, queuedEvents >= capacity {
-                // Backpressure: hold the caller until the worker drains (bounded by `limit`).
-                let deadline = limit.isFinite ? Date(timeIntervalSinceNow: limit) : Date.distantFuture
+                // Backpressure: hold the caller until the worker drains (bounded by `limit`),
+                // unless the worker is stuck in one call for `hookTimeout`: then it is abandoned.
+                let deadline = monotonicSeconds() + limit
+                var seen = (generation, cursor.load(ordering: .relaxed))
+                var since = monotonicSeconds()
+                var stuck: Abandonment?
                 producersWaiting += 1
                 if consumer != .running { condition.broadcast() }
-                while queuedEvents >= capacity && !stopping && Date() < deadline { _ = condition.wait(until: deadline) }
+                while queuedEvents >= capacity && !stopping {
+                    let now = monotonicSeconds()
+                    if now >= deadline { break }
+                    let mark = (generation, cursor.load(ordering: .relaxed))
+                    if mark != seen {
+                        (seen, since) = (mark, now)
+                    } else if abandonableWhileRunning && now - since >= hookTimeout {
+                        stuck = abandonLocked()
+                        break
+                    }
+                    // At most a second per wait: `limit` may be infinite (the command's backpressure).
+                    let wake = min(1, (abandonableWhileRunning ? min(deadline, since + hookTimeout) : deadline) - now)
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: max(0.001, wake)))
+                }
                 producersWaiting -= 1
-                if stopping { condition.unlock(); return }
+                if let stuck {
+                    condition.unlock()
+                    stats._abandoned.wrappingAdd(1, ordering: .relaxed)
+                    reportAbandonment(stuck, after: hookTimeout, extra: 1)
+                    return true
+                }
+                if abandoned {
+                    condition.unlock()
+                    stats._abandoned.wrappingAdd(1, ordering: .relaxed)
+                    return true
+                }
+                if stopping { condition.unlock(); return false }
             }
             if queuedEvents >= capacity {
                 if case .event? = queue.first { queue.removeFirst() } else {
@@ -99,12 +183,19 @@ final class DestinationWorker: @unchecked Sendable {
         }
         if shouldWake { if producersWaiting > 0 { condition.broadcast() } else { condition.signal() } }
         condition.unlock()
+        return true
     }
 
     /// Processes what is queued, shuts the destination down and ends the thread. Returns false if
     /// the destination did not finish within `timeout` seconds.
     @discardableResult
     func stop(timeout: Double) -> Bool {
+        beginStop()
+        return waitStopped(until: monotonicSeconds() + timeout)
+    }
+
+    /// Takes no more items; the worker drains its queue, shuts the destination down and ends.
+    func beginStop() {
         if let inline {
             // No queue to drain: every call already returned. Later calls are ignored.
             let wasStopped = inline.withLock { stopped -> Bool in defer { stopped = true }; return stopped }
@@ -112,13 +203,92 @@ final class DestinationWorker: @unchecked Sendable {
                 destination.timeline.shutdownAll()
                 destination.shutdown()
             }
-            return true
+            return
         }
         condition.lock()
         stopping = true
         condition.broadcast()
         condition.unlock()
-        return finished.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Whether the worker ended by `deadline` (monotonic seconds).
+    func waitStopped(until deadline: Double) -> Bool {
+        if inline != nil { return true }
+        let wait = max(0, deadline - monotonicSeconds())
+        guard finished.wait(timeout: .now() + wait) == .success else { return false }
+        finished.signal()  // later waiters see it too
+        return true
+    }
+
+    /// What `abandon` left behind, for the report.
+    struct Abandonment {
+        /// Undelivered events, now counted in `stats.abandoned`.
+        var events: Int
+        /// The item whose call never returned (nil: the destination was stopping).
+        var inFlight: Item?
+    }
+
+    /// Gives up on a worker whose destination did not return from a call within `seconds`: counts
+    /// what it had not delivered as abandoned, releases flush waiters of calls it will never make,
+    /// makes sure it calls the destination no more (not even `shutdown`) if that call ever
+    /// returns, and reports it with the destination, the call and the event. False when the
+    /// worker had ended after all (or was abandoned already).
+    @discardableResult
+    func abandon(after seconds: Double) -> Bool {
+        if inline != nil { return false }  // every inline call returned before its caller went on
+        condition.lock()
+        let left = abandonLocked()
+        condition.unlock()
+        guard let left else { return false }
+        reportAbandonment(left, after: seconds)
+        return true
+    }
+
+    /// Says what was lost; the destination learns it is abandoned (a library's instance is then
+    /// never called again nor destroyed, and its host table is revoked).
+    private func reportAbandonment(_ left: Abandonment, after seconds: Double, extra: Int = 0) {
+        let abandonable = destination as? AbandonableDestination
+        let who = abandonable?.abandon() ?? "destination"
+        let call: String
+        switch left.inFlight {
+        case .event(let event)?:
+            let name = event.event ?? event.name
+            call = "\(abandonable?.callName(for: event.type) ?? "execute") while delivering \(event.type.rawValue)"
+                + (name.map { " \"\($0)\"" } ?? "") + " event \(event.messageId ?? "(no messageId)")"
+        case .update?: call = "update"
+        case .reset?: call = "reset"
+        case .flush?: call = "flush"
+        case .announceStopping?: call = "lifecycle(stopping)"
+        case nil: call = abandonable?.stoppingStep ?? "shutdown"
+        }
+        let count = left.events + extra
+        let events = count == 1 ? "1 event" : "\(count) events"
+        let ended = abandonable == nil || call == "destroy" ? "" : "; destroy not called"
+        report(.plugin(name: destination.key, message: "\(who): \(call) did not return within \(seconds) s; "
+            + "abandoned with \(events) undelivered (counted as abandoned\(extra > 0 ? ", as are later ones" : ""))\(ended)"))
+    }
+
+    /// `abandon(after:)` under `condition`; nil when the worker ended or was abandoned already.
+    private func abandonLocked() -> Abandonment? {
+        guard !done, !abandoned else { return nil }
+        abandoned = true
+        stopping = true
+        var events = queuedEvents
+        var later: [Item] = []
+        queue.drain(into: &later)
+        queuedEvents = 0
+        var inFlight: Item?
+        let i = cursor.exchange(Self.abandonedCursor, ordering: .acquiringAndReleasing)
+        if !inShutdown, i >= 0, i < inProgress.count {
+            inFlight = inProgress[i]
+            events += inProgress[i...].lazy.filter(\.isEvent).count
+            later += inProgress[(i + 1)...]
+        }
+        for item in later { item.group?.leave() }
+        stats._abandoned.wrappingAdd(events, ordering: .relaxed)
+        overflowSinceReport = 0
+        condition.broadcast()
+        return Abandonment(events: events, inFlight: inFlight)
     }
 
     private func run() {
@@ -126,6 +296,8 @@ final class DestinationWorker: @unchecked Sendable {
         batch.reserveCapacity(256)
         while true {
             condition.lock()
+            inProgress = []
+            batch.removeAll(keepingCapacity: true)
             while queue.isEmpty && !stopping {
                 consumer = .sleeping
                 condition.wait()
@@ -134,10 +306,14 @@ final class DestinationWorker: @unchecked Sendable {
                 consumer = .lingering
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Self.linger))
             }
+            if abandoned { condition.unlock(); break }
             consumer = .running
             controlPending = false
-            let done = queue.isEmpty && stopping
+            let last = queue.isEmpty && stopping
             queue.drain(into: &batch)
+            inProgress = batch
+            generation &+= 1
+            cursor.store(0, ordering: .releasing)
             queuedEvents = 0
             if producersWaiting > 0 { condition.broadcast() }
             let overflowed = overflowSinceReport
@@ -147,41 +323,68 @@ final class DestinationWorker: @unchecked Sendable {
             if overflowed > 0 {
                 report(.queueOverflow(destination: destination.key, dropped: overflowed, capacity: capacity))
             }
-            for item in batch { handle(item) }
-            batch.removeAll(keepingCapacity: true)
-            if done { break }
+            var i = 0
+            var gone = false
+            for item in batch {
+                let outcome = handle(item)
+                // Counted here unless `abandon` took this item first (then we stop calling).
+                guard cursor.compareExchange(expected: i, desired: i + 1, ordering: .acquiringAndReleasing).exchanged else {
+                    gone = true
+                    break
+                }
+                switch outcome {
+                case .delivered: stats._delivered.wrappingAdd(1, ordering: .relaxed)
+                case .dropped: stats._dropped.wrappingAdd(1, ordering: .relaxed)
+                case .control: break
+                }
+                i += 1
+            }
+            if gone { break }
+            if last {
+                condition.lock()
+                inShutdown = true
+                condition.unlock()
+                destination.timeline.shutdownAll()
+                destination.shutdown()
+                break
+            }
         }
-        destination.timeline.shutdownAll()
-        destination.shutdown()
+        condition.lock()
+        done = true
+        inProgress = []
+        condition.unlock()
         finished.signal()
     }
 
     /// An inline destination's item, on the caller's thread. A flush runs outside the lock: it may
     /// wait for the network, and calls must not wait for it (inline destinations allow that).
-    private func submitInline(_ item: Item, _ lock: Locked<Bool>) {
+    private func submitInline(_ item: Item, _ lock: Locked<Bool>) -> Bool {
         if case .flush = item {
             if lock.withLock({ $0 }) {
-                if case .flush(let group) = item { group.leave() }
-                return
+                item.group?.leave()
+                return false
             }
-            handle(item)
-            return
+            _ = handle(item)
+            return true
         }
-        lock.withLock { stopped in
-            guard !stopped else { return }
+        return lock.withLock { stopped -> Bool in
+            guard !stopped else { item.group?.leave(); return false }
             if case .event = item { stats._received.wrappingAdd(1, ordering: .relaxed) }
-            handle(item)
+            switch handle(item) {
+            case .delivered: stats._delivered.wrappingAdd(1, ordering: .relaxed)
+            case .dropped: stats._dropped.wrappingAdd(1, ordering: .relaxed)
+            case .control: break
+            }
+            return true
         }
     }
 
-    private func handle(_ item: Item) {
+    private enum Outcome { case delivered, dropped, control }
+
+    private func handle(_ item: Item) -> Outcome {
         switch item {
         case .event(let event):
-            if destination.timeline.deliver(event, to: destination).reached {
-                stats._delivered.wrappingAdd(1, ordering: .relaxed)
-            } else {
-                stats._dropped.wrappingAdd(1, ordering: .relaxed)
-            }
+            return destination.timeline.deliver(event, to: destination).reached ? .delivered : .dropped
         case .update(let settings, let type):
             destination.timeline.update(settings: settings, type: type)
             destination.update(settings: settings, type: type)
@@ -196,6 +399,10 @@ final class DestinationWorker: @unchecked Sendable {
                 destination.flush()
             }
             group.leave()
+        case .announceStopping(let group):
+            (destination as? StopAnnouncing)?.announceStopping()
+            group.leave()
         }
+        return .control
     }
 }

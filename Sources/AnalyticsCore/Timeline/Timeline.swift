@@ -12,6 +12,8 @@ public final class Timeline: @unchecked Sendable {
         var before: [Plugin] = []
         var enrichment: [Plugin] = []
         var destinations: [DestinationWorker] = []
+        /// Destinations stopped by shutdown ahead of the rest: no longer fed, still listed.
+        var retired: [DestinationWorker] = []
         var after: [Plugin] = []
         var utility: [Plugin] = []
         var enabledKeys: Set<String>? = nil  // nil until settings arrive: no gate
@@ -26,7 +28,7 @@ public final class Timeline: @unchecked Sendable {
 
         func copy() -> Stages {
             let s = Stages()
-            s.before = before; s.enrichment = enrichment; s.destinations = destinations
+            s.before = before; s.enrichment = enrichment; s.destinations = destinations; s.retired = retired
             s.after = after; s.utility = utility; s.enabledKeys = enabledKeys
             s.switchedOffKeys = switchedOffKeys
             s.encodedConsumers = encodedConsumers
@@ -44,14 +46,22 @@ public final class Timeline: @unchecked Sendable {
     }
 
     private let stages = Locked(Stages())
-    /// Serialises fan-out so that every destination sees the same order of events.
-    private let fanOut = Locked(())
+    /// Serialises fan-out so that every destination sees the same order of events; only fan-out
+    /// queues events, so under this lock a destination with room keeps it until we submit.
+    private let fanOut = Locked(FanOut())
+    private struct FanOut {
+        /// Shutdown has begun: destinations are being stopped (producers first).
+        var draining = false
+        /// The last destinations are stopping: nothing queued now could be delivered.
+        var closed = false
+    }
     private let state = Locked(State())
     private struct State {
         weak var analytics: Analytics?
         var settings: Settings?
         var queueCapacity = 10_000
         var overflow = OverflowPolicy.dropOldest
+        var hookTimeout = 10.0
         var report: @Sendable (AnalyticsError) -> Void = { _ in }
     }
 
@@ -66,7 +76,9 @@ public final class Timeline: @unchecked Sendable {
     /// `unlessPresent`: do nothing if the plugin is already in this timeline (checked atomically
     /// with the insertion, for plugins that two threads may attach at once).
     func add(_ plugin: Plugin, unlessPresent: Bool) {
-        let (analytics, settings, capacity, overflow, report) = state.withLock { ($0.analytics, $0.settings, $0.queueCapacity, $0.overflow, $0.report) }
+        let (analytics, settings, capacity, overflow, hookTimeout, report) = state.withLock {
+            ($0.analytics, $0.settings, $0.queueCapacity, $0.overflow, $0.hookTimeout, $0.report)
+        }
         var worker: DestinationWorker?
         if let destination = plugin as? DestinationPlugin, plugin.type == .destination {
             guard analytics != nil else {
@@ -74,7 +86,8 @@ public final class Timeline: @unchecked Sendable {
                 return
             }
             destination.timeline.attach(analytics: analytics, report: report, capacity: capacity)
-            worker = DestinationWorker(destination: destination, capacity: capacity, overflow: overflow, report: report)
+            worker = DestinationWorker(destination: destination, capacity: capacity, overflow: overflow,
+                                       hookTimeout: hookTimeout, report: report)
         }
         let added = stages.withLock { current -> Bool in
             if unlessPresent && current.all.contains(where: { $0 === plugin }) { return false }
@@ -119,7 +132,10 @@ public final class Timeline: @unchecked Sendable {
             s.recomputeGates()
             current = s
         }
-        if let removedWorker { removedWorker.stop(timeout: 10) } else if !(plugin is DestinationPlugin) { plugin.shutdown() }
+        if let removedWorker {
+            let timeout = state.withLock { $0.hookTimeout }
+            if !removedWorker.stop(timeout: timeout) { removedWorker.abandon(after: timeout) }
+        } else if !(plugin is DestinationPlugin) { plugin.shutdown() }
     }
 
     /// Every plugin of one type, in order.
@@ -128,7 +144,7 @@ public final class Timeline: @unchecked Sendable {
         switch type {
         case .before: return s.before
         case .enrichment: return s.enrichment
-        case .destination: return s.destinations.map(\.destination)
+        case .destination: return (s.retired + s.destinations).map(\.destination)
         case .after: return s.after
         case .utility: return s.utility
         }
@@ -136,12 +152,20 @@ public final class Timeline: @unchecked Sendable {
 
     /// The destination with this key, if one was added.
     public func find(key: String) -> DestinationPlugin? {
-        stages.withLock { $0 }.destinations.first { $0.destination.key == key }?.destination
+        let s = stages.withLock { $0 }
+        return (s.destinations.first { $0.destination.key == key } ?? s.retired.first { $0.destination.key == key })?.destination
+    }
+
+    /// The worker of the destination with this key (tests wait for an abandoned one to end).
+    func worker(forKey key: String) -> DestinationWorker? {
+        let s = stages.withLock { $0 }
+        return s.destinations.first { $0.destination.key == key } ?? s.retired.first { $0.destination.key == key }
     }
 
     /// Counters for the destination with this key.
     public func stats(forKey key: String) -> DestinationStats? {
-        stages.withLock { $0 }.destinations.first { $0.destination.key == key }?.stats
+        let s = stages.withLock { $0 }
+        return (s.destinations.first { $0.destination.key == key } ?? s.retired.first { $0.destination.key == key })?.stats
     }
 
     // MARK: Events
@@ -154,28 +178,59 @@ public final class Timeline: @unchecked Sendable {
         let s = stages.withLock { $0 }
         guard var event = Timeline.apply(s.before, to: incoming),
               var enriched = Timeline.apply(s.enrichment, to: event) else { return nil }
-        if !s.destinations.isEmpty {
-            if s.encodedConsumers > 0 {
-                enriched.shareEncoding()
-                if s.encodedConsumers > 1 { _ = enriched.serializedBytes }
-            }
-            let options = enriched.integrations
-            let planned = enriched.type == .track ? s.plan : nil
-            let name = planned == nil ? "" : (enriched.event ?? "")
-            fanOut.withLock { _ in
-                for (i, worker) in s.destinations.enumerated() {
-                    let key = worker.destination.key
-                    if s.enabled[i] && IntegrationsOption.isEnabled(key, in: options)
-                        && (planned?.allows(event: name, destination: key) ?? true) {
-                        worker.submit(.event(enriched))
-                    } else {
-                        worker.stats._skipped.wrappingAdd(1, ordering: .relaxed)
-                    }
+        if s.encodedConsumers > 0 {
+            enriched.shareEncoding()
+            if s.encodedConsumers > 1 { _ = enriched.serializedBytes }
+        }
+        let options = enriched.integrations
+        let planned = enriched.type == .track ? s.plan : nil
+        let name = planned == nil ? "" : (enriched.event ?? "")
+        let late = fanOut.withLock { f -> Bool in
+            if f.closed || (f.draining && s.destinations.isEmpty) { return true }
+            for (i, worker) in s.destinations.enumerated() {
+                let key = worker.destination.key
+                let wanted = s.enabled[i] && IntegrationsOption.isEnabled(key, in: options)
+                    && (planned?.allows(event: name, destination: key) ?? true)
+                // A worker stopping under a stale snapshot has left the timeline: as if skipped.
+                if !(wanted && worker.submit(.event(enriched))) {
+                    worker.stats._skipped.wrappingAdd(1, ordering: .relaxed)
                 }
             }
+            return false
+        }
+        if late {
+            reportLate(enriched)
+            return nil
         }
         event = enriched
         return Timeline.apply(s.after, to: event)
+    }
+
+    /// Why an event offered now would not be delivered like any other, if so.
+    enum Offer {
+        /// It would be: taken.
+        case accepted(Event?)
+        /// This queue is full (take it later).
+        case saturated(destination: String)
+        /// The host is shutting down and could no longer deliver it.
+        case stopping
+    }
+
+    /// For callers that must never wait (a library's `send_event`): `.stopping` once the host can
+    /// no longer deliver, `.saturated` while some destination's queue is full, nil otherwise.
+    func refusal() -> Offer? {
+        let s = stages.withLock { $0 }
+        return fanOut.withLock { f -> Offer? in
+            if f.closed || (f.draining && s.destinations.isEmpty) { return .stopping }
+            for worker in s.destinations where !worker.hasRoom() { return .saturated(destination: worker.destination.key) }
+            return nil
+        }
+    }
+
+    /// An event arrived after the last destinations began to stop: it cannot be delivered.
+    private func reportLate(_ event: Event) {
+        let report = state.withLock { $0.report }
+        report(.delivery("\(event.type.rawValue) event \(event.messageId ?? "(no messageId)") arrived after shutdown; not delivered"))
     }
 
     /// Runs the plugins of one stage in order; nil as soon as one drops the event.
@@ -242,13 +297,78 @@ public final class Timeline: @unchecked Sendable {
         return group.wait(timeout: .now() + timeout) == .success
     }
 
-    /// Drains and stops every destination, then shuts every other plugin down.
-    func shutdown(timeout: Double) -> Bool {
+    /// Flushes and stops every destination, producers before the destinations they feed, then
+    /// shuts every other plugin down. Returns false if some destination did not finish in time.
+    ///
+    /// 1. Destinations other than Segment.io (loaded libraries may send events) flush and hear
+    ///    STOPPING while every destination still runs.
+    /// 2. They leave the timeline and stop in parallel (drain, flush, destroy); what they send
+    ///    now goes to the destinations still running. Steps 1 and 2 have `hookTimeout` seconds
+    ///    each: a destination not through one of them in time is abandoned (its undelivered
+    ///    events counted and reported; never destroyed).
+    /// 3. Segment.io flushes what everyone sent (at most `timeout`), the timeline closes (later
+    ///    events are refused) and Segment.io stops (at most `timeout`).
+    ///
+    /// `settle` runs what producers sent so far through the pipeline: after step 1 (and the
+    /// libraries that are not destinations, which stop then), and after step 2 (`final`).
+    func shutdown(timeout: Double, hookTimeout: Double, settle: (_ final: Bool) -> Void = { _ in }) -> Bool {
         let s = stages.withLock { $0 }
-        let deadline = monotonicSeconds() + timeout
+        let deadline = monotonicSeconds() + hookTimeout
+        let lastKey = RoutingRules.segmentDestinationKey
+        let producers = s.destinations.filter { $0.destination.key != lastKey }
+        let last = s.destinations.filter { $0.destination.key == lastKey }
         var ok = true
-        for worker in s.destinations { ok = worker.stop(timeout: max(0.01, deadline - monotonicSeconds())) && ok }
-        for plugin in s.before + s.enrichment + s.after + s.utility { plugin.shutdown() }
+
+        for case let p as EventPlugin in s.before + s.enrichment + s.after + s.utility { p.flush() }
+        let announced = producers.map { worker -> DispatchGroup in
+            let group = DispatchGroup()
+            group.enter()
+            if !worker.submit(.flush(group)) { group.leave() }
+            group.enter()
+            if !worker.submit(.announceStopping(group)) { group.leave() }
+            return group
+        }
+        // Those not through by the deadline are stuck (in a call, or far behind): abandoned
+        // below; the others get a fresh `hookTimeout` to stop.
+        let responsive = announced.map { $0.wait(timeout: .now() + max(0, deadline - monotonicSeconds())) == .success }
+        // Libraries that are not destinations stop now, while every destination still runs.
+        let extensions = s.utility.filter { $0 is NativeExtension }
+        for plugin in extensions { plugin.shutdown() }
+        settle(false)
+
+        fanOut.withLock { $0.draining = true }
+        stages.withLock { current in
+            let next = current.copy()
+            next.destinations = last
+            next.retired = producers
+            next.encodedConsumers = last.filter { $0.destination is EncodedEventConsumer }.count
+            next.recomputeGates()
+            current = next
+        }
+        for (worker, answered) in zip(producers, responsive) where !answered {
+            ok = false
+            worker.abandon(after: hookTimeout)
+        }
+        for worker in producers { worker.beginStop() }
+        let stopDeadline = monotonicSeconds() + hookTimeout
+        for (worker, answered) in zip(producers, responsive) where answered && !worker.waitStopped(until: stopDeadline) {
+            ok = false
+            worker.abandon(after: hookTimeout)
+        }
+
+        settle(true)
+        // Segment.io flushes what everyone sent, then stops.
+        let lastFlushed = DispatchGroup()
+        for worker in last {
+            lastFlushed.enter()
+            if !worker.submit(.flush(lastFlushed)) { lastFlushed.leave() }
+        }
+        if lastFlushed.wait(timeout: .now() + timeout) != .success { ok = false }
+        fanOut.withLock { $0.closed = true }
+        let lastDeadline = monotonicSeconds() + timeout
+        for worker in last { worker.beginStop() }
+        for worker in last where !worker.waitStopped(until: lastDeadline) { ok = false }
+        for plugin in s.before + s.enrichment + s.after + s.utility where !(plugin is NativeExtension) { plugin.shutdown() }
         return ok
     }
 
@@ -259,9 +379,12 @@ public final class Timeline: @unchecked Sendable {
         if let analytics { for p in stages.withLock({ $0 }).all { p.configure(analytics: analytics) } }
     }
 
-    func configureClient(_ analytics: Analytics, queueCapacity: Int, overflow: OverflowPolicy,
+    func configureClient(_ analytics: Analytics, queueCapacity: Int, overflow: OverflowPolicy, hookTimeout: Double,
                          report: @escaping @Sendable (AnalyticsError) -> Void) {
-        state.withLock { $0.analytics = analytics; $0.queueCapacity = queueCapacity; $0.overflow = overflow; $0.report = report }
+        state.withLock {
+            $0.analytics = analytics; $0.queueCapacity = queueCapacity; $0.overflow = overflow
+            $0.hookTimeout = hookTimeout; $0.report = report
+        }
     }
 
     /// Whether the plugins here let a reset or flush through (destination middleware can stop them).
