@@ -127,7 +127,8 @@ enum RunCommand {
         let interrupted = StopSignal.requested
         if interrupted { FileHandle.standardError.write(Data("analytics-host: stopping: flushing and saving what is left\n".utf8)) }
 
-        analytics.flush()
+        // Destinations deliver what they hold; a hung one is not waited for longer than --hook-timeout.
+        analytics.timeline.flush(timeout: min(config.flushTimeout, config.hookTimeout))
         let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination
         let drained = segment?.drain(timeout: interrupted ? 0 : drainTimeout) ?? true
         let complete = analytics.shutdown()
