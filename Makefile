@@ -4,7 +4,7 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: build test run bench plugins swift-plugins abi-check clean
+.PHONY: build test run bench plugins swift-plugins live-plugins abi-check clean
 
 build:
 	$(SWIFT) build
@@ -30,7 +30,28 @@ bench:
 # built with this toolchain (the host refuses any other) and found by their RUNPATH at run time.
 SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration
 
-plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so swift-plugins
+plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so swift-plugins live-plugins
+
+# LivePlugins (Plugins/Live): JavaScript plugins on JavaScriptCore. Built only where the Debian
+# package libjavascriptcoregtk-4.1-dev is installed (`.ci/run` installs it); everything else
+# builds and runs without it. The runtime preludes (Plugins/Live/runtime/*.js) are embedded.
+JSC_PKG := javascriptcoregtk-4.1
+JSC_FOUND := $(shell pkg-config --exists $(JSC_PKG) 2>/dev/null && echo yes)
+LIVE_SOURCES := $(wildcard Plugins/Live/*.c)
+LIVE_DEPS := $(LIVE_SOURCES) $(wildcard Plugins/Live/*.h) $(wildcard Plugins/Live/runtime/*.js) include/analytics_plugin.h
+LIVE_CFLAGS := -std=c11 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Werror -I include \
+	-DLIVE_RUNTIME_DIR='"$(abspath Plugins/Live/runtime)"'
+
+ifeq ($(JSC_FOUND),yes)
+live-plugins: $(PLUGINS_DIR)/libliveplugins.so
+else
+live-plugins:
+	@echo "LivePlugins not built: pkg-config finds no $(JSC_PKG) (Debian: apt-get install libjavascriptcoregtk-4.1-dev)"
+endif
+
+$(PLUGINS_DIR)/libliveplugins.so: $(LIVE_DEPS)
+	@mkdir -p $(PLUGINS_DIR)
+	$(CC) $(LIVE_CFLAGS) $(shell pkg-config --cflags $(JSC_PKG)) -o $@ $(LIVE_SOURCES) $(shell pkg-config --libs $(JSC_PKG)) -lpthread
 
 swift-plugins:
 	@mkdir -p $(PLUGINS_DIR)
