@@ -13,12 +13,13 @@ test: build plugins
 	$(SWIFT) test --parallel
 
 # The demo: the example integrations loaded from build/plugins, the embedded settings and events in
-# examples/, storage under build/demo (the Segment.io queue stays there while offline).
+# examples/, the JavaScript plugins of examples/live.js (LivePlugins, where JavaScriptCore is
+# installed), storage under build/demo (the Segment.io queue stays there while offline).
 run: build plugins
 	@rm -rf $(BUILD_DIR)/demo/file-destination.ndjson $(BUILD_DIR)/demo/metrics.json
 	@mkdir -p $(BUILD_DIR)/demo
 	.build/debug/analytics-host run --settings examples/settings.json --plugins $(PLUGINS_DIR) \
-		--storage $(BUILD_DIR)/demo/storage --input examples/events.ndjson
+		--storage $(BUILD_DIR)/demo/storage --input examples/events.ndjson --live-plugins examples/live.js
 	@echo "--- File destination wrote $$(wc -l < $(BUILD_DIR)/demo/file-destination.ndjson) lines to $(BUILD_DIR)/demo/file-destination.ndjson"
 
 bench:
