@@ -7,7 +7,7 @@ enum RunCommand {
     static let help = """
         usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
                                   [--input FILE|-] [--settings-refresh SECONDS]
-                                  [--allow-insecure-plugins] [--quiet]
+                                  [--live-plugins FILE] [--allow-insecure-plugins] [--quiet]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
         context and integrations are kept when given), runs each through the whole pipeline — source
@@ -23,6 +23,9 @@ enum RunCommand {
           --input FILE|-    events to read (default: standard input)
           --settings-refresh SECONDS  re-read the settings file this often (destinations it adds
                             are created, those it removes destroyed; bad edits are reported and ignored)
+          --live-plugins FILE  JavaScript bundle for LivePlugins (libliveplugins.so in --plugins)
+                            to run on first start, offline, or when the settings' edgeFunction
+                            bundle cannot be downloaded
           --allow-insecure-plugins  load libraries even if group/others may write them
           --quiet           no progress line on a terminal
 
@@ -34,7 +37,8 @@ enum RunCommand {
 
     static func main(_ arguments: [String]) throws -> Int32 {
         let opts = try Options(arguments,
-                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh"],
+                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh",
+                                        "--live-plugins"],
                                flags: ["--allow-insecure-plugins", "--quiet"])
         if opts.has("--help") { print(help); return 0 }
         let settingsPath = try opts.required("--settings")
@@ -62,6 +66,13 @@ enum RunCommand {
             if level >= .info { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }
         }
         config.pluginsDirectory = pluginsDir
+        if let bundle = opts["--live-plugins"] {
+            guard FileManager.default.isReadableFile(atPath: bundle) else {
+                throw UsageError("cannot read --live-plugins \(bundle)")
+            }
+            // Absolute, so errors name the file wherever the library reads it from.
+            config.pluginOptions["LivePlugins"] = ["fallbackBundle": .string(URL(fileURLWithPath: bundle).standardizedFileURL.path)]
+        }
         config.allowInsecurePluginPermissions = opts.has("--allow-insecure-plugins")
 
         StopSignal.install()
