@@ -234,6 +234,11 @@ static int native_op(void *ctx, const char *op, const char *a, size_t a_len, con
         pthread_mutex_unlock(&live->mutex);
         return failed || live_buf_append(out, "}", 1) ? -1 : 0;
     }
+    if (strcmp(op, "warning") == 0) {  /* the runtime's own warnings, without the console prefix */
+        if (a) live->host->log(live->host->ctx, AH_LOG_WARN, a, a_len);
+        *out_null = 1;
+        return 0;
+    }
     if (strcmp(op, "log") == 0) {
         int32_t level = AH_LOG_INFO;
         if (a && strcmp(a, "debug") == 0) level = AH_LOG_DEBUG;
@@ -430,7 +435,6 @@ static void plugin_call(live_plugin *p, const char *function, const char *json, 
 
 static void plugin_update(void *ctx, const char *settings, size_t len, int32_t kind) {
     live_plugin *p = ctx;
-    live_gen *g = p->gen;
     /* {"initial":bool,"settings":<document>}, built without parsing the settings twice. */
     live_buf arg = {0};
     const char *head = kind == AH_UPDATE_INITIAL ? "{\"initial\":true,\"settings\":" : "{\"initial\":false,\"settings\":";
@@ -439,7 +443,6 @@ static void plugin_update(void *ctx, const char *settings, size_t len, int32_t k
         plugin_call(p, "__livePluginsUpdate", arg.data, arg.len, "update");
     }
     live_buf_free(&arg);
-    (void)g;
 }
 
 static void plugin_reset(void *ctx) { plugin_call(ctx, "__livePluginsReset", NULL, 0, "reset"); }
@@ -531,7 +534,9 @@ static void add_plugin(live_instance *live, live_gen *g, int64_t js_id, const li
     }
     pthread_mutex_lock(&live->mutex);
     p->host_id = id;
+    int retired_meanwhile = !p->listed;
     pthread_mutex_unlock(&live->mutex);
+    if (retired_meanwhile) live->timeline->remove(live->host->ctx, id);  /* its bundle was replaced during add */
 done:
     live_buf_free(&type);
     live_buf_free(&name);
@@ -628,7 +633,8 @@ static void activate(live_instance *live, live_gen *g, live_action *actions) {
 }
 
 static void retire_current(live_instance *live, live_gen *replacement) {
-    live_plugin *leaving = NULL;
+    uint64_t *ids = NULL;
+    size_t count = 0, cap = 0;
     pthread_mutex_lock(&live->mutex);
     live_gen *old = atomic_load(&live->current);
     if (old == replacement) { pthread_mutex_unlock(&live->mutex); return; }
@@ -637,25 +643,27 @@ static void retire_current(live_instance *live, live_gen *replacement) {
         old->retired = 1;
         for (live_plugin **link = &live->plugins; *link;) {
             live_plugin *p = *link;
-            if (p->gen == old) {
-                *link = p->next;
-                p->listed = 0;
-                p->next = leaving;
-                leaving = p;
-            } else {
-                link = &p->next;
+            if (p->gen != old) { link = &p->next; continue; }
+            *link = p->next;
+            p->listed = 0;
+            /* Only the id is kept: once unlisted, `release` may free the plugin at any time. */
+            if (p->host_id) {
+                if (count == cap) {
+                    size_t grown = cap ? cap * 2 : 16;
+                    uint64_t *more = realloc(ids, grown * sizeof *ids);
+                    if (!more) continue;  /* it stays inert (not active) until the host removes it */
+                    ids = more;
+                    cap = grown;
+                }
+                ids[count++] = p->host_id;
             }
         }
     }
     pthread_mutex_unlock(&live->mutex);
-    /* Outside the lock: `remove` may wait for a call in progress, and `release` takes the lock. */
-    while (leaving) {
-        live_plugin *p = leaving;
-        leaving = p->next;
-        if (live->timeline->remove(live->host->ctx, p->host_id) != AH_OK) {
-            /* The host no longer knows it (it removed it already): release is done or coming. */
-        }
-    }
+    /* Outside the lock: `remove` may wait for a call in progress, and `release` takes the lock.
+     * An id the host no longer knows (it removed the plugin itself, e.g. at shutdown) is fine. */
+    for (size_t i = 0; i < count; i++) live->timeline->remove(live->host->ctx, ids[i]);
+    free(ids);
     gen_release(old);
 }
 

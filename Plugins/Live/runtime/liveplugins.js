@@ -40,7 +40,14 @@
     });
 
     // storage: basic JSON values, kept in the library's storage directory across launches.
-    let stored = JSON.parse(native("storageLoad") || "{}");
+    let stored = {};
+    try {
+        const parsed = JSON.parse(native("storageLoad") || "{}");
+        if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) stored = parsed;
+        else throw new TypeError("not an object");
+    } catch (e) {
+        native("warning", "storage: the saved values are unreadable (" + e + "); starting empty");
+    }
     const copy = (value) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
     const storage = Object.freeze({
         getValue(key) {
