@@ -26,11 +26,11 @@ class HighValueOrders extends LivePlugin {
 }
 analytics.add(new HighValueOrders(LivePluginType.enrichment, null))
 
-// Only the Console destination sees which plugins touched an event.
+// Runs inside Console's own timeline only: Console's lines show the mark, File's do not.
 class MarkForConsole extends LivePlugin {
-    process(event) {
-        event.context.live = "examples/live.js"
-        return super.process(event)
+    track(event) {
+        event.properties.seen_by = "live.js"
+        return event
     }
 }
 analytics.add(new MarkForConsole(LivePluginType.enrichment, "Console"))

@@ -372,4 +372,32 @@ struct LivePluginsTests {
             #expect(client.analytics.shutdown())
         }
     }
+
+    // MARK: The command
+
+    /// `make run`'s demo with LivePlugins: examples/live.js as the fallback bundle.
+    @Test func theDemoRunsExamplesLiveJS() throws {
+        let dir = makeTempDirectory("cli-live")
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FileManager.default.copyItem(atPath: try LiveLibrary.directory() + "/libliveplugins.so", toPath: plugins + "/libliveplugins.so")
+        var settings = try String(contentsOfFile: FixtureBuilder.root + "/examples/settings.json", encoding: .utf8)
+        settings = settings.replacingOccurrences(of: "build/demo/file-destination.ndjson", with: dir + "/file.ndjson")
+        try settings.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", plugins,
+                                         "--storage", dir + "/storage", "--input", FixtureBuilder.root + "/examples/events.ndjson",
+                                         "--live-plugins", FixtureBuilder.root + "/examples/live.js"], in: dir)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("LivePlugins: console: examples/live.js loaded"), "\(result.stderr)")
+        #expect(result.stderr.contains(#"[analytics] track "Product Viewed""#))
+        #expect(result.stderr.contains(#""product_id":"p-1""#) && !result.stderr.contains("product_did"), "FixProductViewed ran")
+        #expect(result.stderr.contains(#"[analytics] track "High Value Order""#), "an event made in JavaScript reached Console")
+        let file = try String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8)
+        #expect(file.contains(#""__eventOrigin":{"type":"js","version":0}"#))
+        #expect(result.stderr.contains(#""seen_by":"live.js""#), "the Console-scoped plugin ran in Console")
+        #expect(!file.contains("seen_by"), "and stays out of File")
+
+        let missing = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", plugins,
+                                          "--live-plugins", dir + "/nope.js"], stdin: "", in: dir)
+        #expect(missing.status == 2 && missing.stderr.contains("nope.js"))
+    }
 }
