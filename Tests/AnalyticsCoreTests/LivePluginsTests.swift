@@ -89,7 +89,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Lifecycle(LivePluginType.before, null))
             analytics.add(new Everything(LivePluginType.enrichment, "Mixpanel"))
-            analytics.add(new Executes(LivePluginType.after, null))
+            analytics.add(new Executes(LivePluginType.enrichment, null))
             """
         let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
         defer { client.analytics.shutdown() }
