@@ -543,22 +543,43 @@ done:
     live_buf_free(&destination);
 }
 
-static void run_actions(live_instance *live, live_gen *g, live_action *actions) {
+/* Adds the plugins of ADD actions (outside every lock of ours: the host allows `add` from its
+ * callbacks) and leaves the other actions in `*actions`. */
+static void add_plugins(live_instance *live, live_gen *g, live_action **actions) {
+    for (live_action **link = actions; *link;) {
+        live_action *a = *link;
+        if (a->kind != ACTION_ADD) { link = &a->next; continue; }
+        *link = a->next;
+        add_plugin(live, g, a->js_id, &a->text);
+        live_buf_free(&a->text);
+        free(a);
+    }
+}
+
+/* Events, resets and flushes, in the order JavaScript asked for them. The host takes each
+ * without re-entering the caller: send_event queues the event for its own thread, and the
+ * client's reset and flush run the plugins' hooks later. */
+static void post_actions(live_instance *live, live_action *actions) {
     for (live_action *a = actions; a; a = a->next) {
         switch (a->kind) {
         case ACTION_SEND: {
             ah_status rc = live->host->send_event(live->host->ctx, a->text.data, a->text.len);
             if (rc != AH_OK)
-                live_log(live, AH_LOG_WARN, "an event the bundle sent was not accepted (%s)",
-                         rc == AH_ERR_RETRYABLE ? "the host is busy or stopping" : "not a valid event");
+                live_log(live, AH_LOG_WARN, "an event the bundle sent was not accepted (%s): %.200s",
+                         rc == AH_ERR_RETRYABLE ? "the host is busy or stopping" : "not a valid event", a->text.data);
             break;
         }
-        case ACTION_ADD: add_plugin(live, g, a->js_id, &a->text); break;
         case ACTION_RESET: if (live->client) live->client->reset(live->host->ctx); break;
         case ACTION_FLUSH: if (live->client) live->client->flush(live->host->ctx); break;
+        case ACTION_ADD: break;
         }
     }
     free_actions(actions);
+}
+
+static void run_actions(live_instance *live, live_gen *g, live_action *actions) {
+    add_plugins(live, g, &actions);
+    post_actions(live, actions);
 }
 
 /* ---- generations: loading and switching bundles ----------------------------------------- */
@@ -624,8 +645,9 @@ static live_gen *load_bundle(live_instance *live, const char *source, size_t len
 /* Makes `g` (may be NULL: none) the active bundle: its plugins go on the timeline first (inactive
  * until the switch), then the switch, then the previous bundle's plugins leave. */
 static void activate(live_instance *live, live_gen *g, live_action *actions) {
-    if (g) run_actions(live, g, actions);
+    if (g) add_plugins(live, g, &actions);
     retire_current(live, g);
+    post_actions(live, actions);  /* after the switch: what the bundle sent meets its own plugins */
     if (g) {
         for (size_t i = 0; live_modules[i]; i++)
             if (live_modules[i]->activated) live_modules[i]->activated(live);
