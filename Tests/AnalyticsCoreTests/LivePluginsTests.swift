@@ -162,7 +162,8 @@ struct LivePluginsTests {
             }
             analytics.add(new Spinner(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle)), "timeLimitMs": 50])
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle)), "timeLimitMs": 50,
+                                                    "maxConsecutiveTimeouts": 2])
         defer { client.analytics.shutdown() }
         let started = Date()
         client.analytics.track("Spin", properties: ["n": 1])
@@ -174,6 +175,41 @@ struct LivePluginsTests {
         #expect(client["Amplitude"].events.last?.properties["ok"] == true, "the same context runs the next event")
         #expect(client.observer.errorMessages.contains { $0.contains("Spinner") && $0.contains("timed out after 50 ms") },
                 "\(client.observer.errorMessages)")
+
+        // Two time-outs in a row (maxConsecutiveTimeouts; "Walk" succeeded in between) disable
+        // the plugin: the next Spin does not run the loop at all.
+        client.analytics.track("Spin", properties: ["n": 2])
+        client.analytics.track("Spin", properties: ["n": 3])
+        #expect(client.observer.waitFor("plugin Spinner timed out 2 times in a row"))
+        client.analytics.track("Spin", properties: ["n": 4])
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].events.last?.properties == ["n": 4])
+        #expect(client.observer.errorMessages.filter { $0.contains("timed out after") }.count == 3, "n=4 never ran the loop")
+    }
+
+    @Test func aBundleOverItsHeapBoundIsUnloaded() throws {
+        let bundle = """
+            const kept = []
+            class Hoarder extends LivePlugin {
+                track(event) {
+                    if (event.event === "Hoard") { for (let i = 0; i < 300000; i++) kept.push({ i: i, s: "item " + i }) }
+                    event.properties.hoarder = true
+                    return event
+                }
+            }
+            analytics.add(new Hoarder(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle)),
+                                                    "maxHeapBytes": 4_000_000, "heapCheckSeconds": 0,
+                                                    "timeLimitMs": 10_000])  // the hoarding call must finish, even on a busy machine
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Small")
+        client.analytics.track("Hoard")
+        client.analytics.track("After")
+        #expect(client.analytics.flush())
+        #expect(client.observer.contains("bytes of JavaScript heap, over the 4000000-byte bound"), "\(client.observer.logLines)")
+        #expect(client["Amplitude"].events.map { $0.properties["hoarder"] } == [true, true, nil],
+                "the call that grew the heap finishes; the bundle is unloaded after it")
     }
 
     @Test func aPluginThatThrowsIsReportedAndCanFailClosed() throws {
