@@ -40,7 +40,7 @@ JSC_PKG := javascriptcoregtk-4.1
 JSC_FOUND := $(shell pkg-config --exists $(JSC_PKG) 2>/dev/null && echo yes)
 LIVE_SOURCES := $(wildcard Plugins/Live/*.c)
 LIVE_DEPS := $(LIVE_SOURCES) $(wildcard Plugins/Live/*.h) $(wildcard Plugins/Live/runtime/*.js) include/analytics_plugin.h
-LIVE_CFLAGS := -std=c11 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Werror -I include \
+LIVE_CFLAGS := -std=c11 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include \
 	-DLIVE_RUNTIME_DIR='"$(abspath Plugins/Live/runtime)"'
 
 ifeq ($(JSC_FOUND),yes)
