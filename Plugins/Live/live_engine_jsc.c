@@ -31,6 +31,17 @@ extern void JSContextGroupSetExecutionTimeLimit(JSContextGroupRef group, double 
                                                 void *context);
 extern JSObjectRef JSGetMemoryUsageStatistics(JSContextRef ctx);
 extern void JSSynchronousGarbageCollectForDebugging(JSContextRef ctx);
+/* Public in JavaScriptCore's GLib API (jsc/jsc.h), declared here to keep to the C API's headers. */
+extern int jsc_options_set_boolean(const char *option, int value);
+
+/* The watchdog must reach a script on any thread. By default JavaScriptCore stops JIT code by
+ * signalling the thread that runs it; a thread that blocks signals (every libdispatch worker,
+ * so every Swift concurrency thread) then never stops, and the signalling thread waits forever
+ * (measured here: a hang, or a crash). Polling traps make the code itself check at loop edges
+ * and calls: no signals. Options must be set before the first VM exists (in a process where
+ * something else started JavaScriptCore first, this may come too late: said in the README). */
+static pthread_once_t options_once = PTHREAD_ONCE_INIT;
+static void set_options(void) { jsc_options_set_boolean("usePollingTraps", 1); }
 
 #define LIVE_CACHED_FUNCTIONS 8
 
@@ -175,6 +186,7 @@ const char *live_engine_name(void) { return "JavaScriptCore (javascriptcoregtk-4
 live_engine *live_engine_create(const live_engine_config *config, char *err, size_t err_cap) {
     live_engine *e = calloc(1, sizeof *e);
     if (!e) { snprintf(err, err_cap, "out of memory"); return NULL; }
+    pthread_once(&options_once, set_options);
     e->config = *config;
     pthread_mutex_init(&e->lock, NULL);
     e->group = JSContextGroupCreate();
