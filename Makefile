@@ -4,7 +4,7 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: build test tsan run bench fuzz plugins swift-plugins abi-check clean
+.PHONY: build test tsan run bench fuzz plugins swift-plugins live-plugins abi-check clean
 
 build:
 	$(SWIFT) build
@@ -19,14 +19,15 @@ tsan:
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --parallel --filter '$(TSAN_SUITES)'
 
 # The demo: the example integrations loaded from build/plugins, the embedded settings and events in
-# examples/, storage under build/demo (the Segment.io queue stays there while offline). Offline, the
+# examples/, the JavaScript plugins of examples/live.js (LivePlugins, where JavaScriptCore is
+# installed), storage under build/demo (the Segment.io queue stays there while offline). Offline, the
 # run does not wait for uploads (--drain-timeout 0) and exits 4, "still queued": that is expected.
 run: build plugins
 	@rm -rf $(BUILD_DIR)/demo/file-destination.ndjson $(BUILD_DIR)/demo/metrics.json
 	@mkdir -p $(BUILD_DIR)/demo
 	.build/debug/analytics-host run --settings examples/settings.json --plugins $(PLUGINS_DIR) \
-		--storage $(BUILD_DIR)/demo/storage --input examples/events.ndjson --drain-timeout 0; \
-		status=$$?; [ $$status -eq 0 ] || [ $$status -eq 4 ]
+		--storage $(BUILD_DIR)/demo/storage --input examples/events.ndjson --live-plugins examples/live.js \
+		--drain-timeout 0; status=$$?; [ $$status -eq 0 ] || [ $$status -eq 4 ]
 	@echo "--- File destination wrote $$(wc -l < $(BUILD_DIR)/demo/file-destination.ndjson) lines to $(BUILD_DIR)/demo/file-destination.ndjson"
 
 bench:
@@ -45,7 +46,28 @@ fuzz:
 # built with this toolchain (the host refuses any other) and found by their RUNPATH at run time.
 SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration
 
-plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so swift-plugins
+plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so swift-plugins live-plugins
+
+# LivePlugins (Plugins/Live): JavaScript plugins on JavaScriptCore. Built only where the Debian
+# package libjavascriptcoregtk-4.1-dev is installed (`.ci/run` installs it); everything else
+# builds and runs without it. The runtime preludes (Plugins/Live/runtime/*.js) are embedded.
+JSC_PKG := javascriptcoregtk-4.1
+JSC_FOUND := $(shell pkg-config --exists $(JSC_PKG) 2>/dev/null && echo yes)
+LIVE_SOURCES := $(wildcard Plugins/Live/*.c)
+LIVE_DEPS := $(LIVE_SOURCES) $(wildcard Plugins/Live/*.h) $(wildcard Plugins/Live/runtime/*.js) include/analytics_plugin.h
+LIVE_CFLAGS := -std=c11 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include \
+	-DLIVE_RUNTIME_DIR='"$(abspath Plugins/Live/runtime)"'
+
+ifeq ($(JSC_FOUND),yes)
+live-plugins: $(PLUGINS_DIR)/libliveplugins.so
+else
+live-plugins:
+	@echo "LivePlugins not built: pkg-config finds no $(JSC_PKG) (Debian: apt-get install libjavascriptcoregtk-4.1-dev)"
+endif
+
+$(PLUGINS_DIR)/libliveplugins.so: $(LIVE_DEPS)
+	@mkdir -p $(PLUGINS_DIR)
+	$(CC) $(LIVE_CFLAGS) $(shell pkg-config --cflags $(JSC_PKG)) -o $@ $(LIVE_SOURCES) $(shell pkg-config --libs $(JSC_PKG)) -lpthread
 
 swift-plugins:
 	@mkdir -p $(PLUGINS_DIR)

@@ -79,6 +79,28 @@ table.add("one KEEP call on an encoded event, loaded C vs in-process Swift plugi
           String(format: "%.0f vs %.0f (ratio %.2f)", keepCall.nativeNs, keepCall.swiftNs, keepCall.nativeNs / keepCall.swiftNs))
 for dir in [keepLibrary, replaceLibrary] { try? FileManager.default.removeItem(atPath: dir) }
 
+// LivePlugins: the seed's FixProductViewed as a JavaScript enrichment plugin (JavaScriptCore),
+// against the same pipeline without it.
+let live = buildLiveLibrary()
+if let liveDirectory = live.directory {
+    var withJS = (eventsPerSecond: 0.0, microsecondsPerEvent: Double.infinity)
+    var without = withJS
+    for _ in 0..<3 {
+        let j = liveTimelineBenchmark(pluginsDirectory: liveDirectory, events: 200_000)
+        if j.microsecondsPerEvent < withJS.microsecondsPerEvent { withJS = j }
+        let p = timelineBenchmark(destinations: 1, events: 200_000)
+        if p.microsecondsPerEvent < without.microsecondsPerEvent { without = p }
+    }
+    table.add("timeline + 1 JavaScript enrichment plugin (FixProductViewed): events/s", formatRate(withJS.eventsPerSecond),
+              target: "≥ 100,000")
+    table.add("JavaScript plugin cost per event (with − without): µs", String(format: "%.2f (%.2f vs %.2f)",
+              withJS.microsecondsPerEvent - without.microsecondsPerEvent, withJS.microsecondsPerEvent, without.microsecondsPerEvent),
+              target: "≤ 8")
+    try? FileManager.default.removeItem(atPath: liveDirectory)
+} else {
+    table.add("timeline + 1 JavaScript enrichment plugin (FixProductViewed): events/s", "skipped: \(live.problem ?? "?")")
+}
+
 let filter = filterBenchmark()
 table.add("destination filter (match \"Order *\" + drop_properties): evaluations/s", formatRate(filter.evaluationsPerSecond),
           target: "≥ 1,000,000")

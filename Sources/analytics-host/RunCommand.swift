@@ -8,7 +8,7 @@ enum RunCommand {
         usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
                                   [--input FILE|-] [--settings-refresh SECONDS] [--hook-timeout SECONDS]
                                   [--drain-timeout SECONDS] [--max-queue-bytes BYTES]
-                                  [--allow-insecure-plugins] [--quiet]
+                                  [--live-plugins FILE] [--allow-insecure-plugins] [--quiet]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
         context and integrations are kept when given), runs each through the whole pipeline — source
@@ -33,6 +33,9 @@ enum RunCommand {
                             stop; while running: while reading waits for its queue; default 10); one
                             whose call has not returned by then is abandoned: its undelivered events
                             are counted and reported, exit status 4
+          --live-plugins FILE  JavaScript bundle for LivePlugins (libliveplugins.so in --plugins)
+                            to run on first start, offline, or when the settings' edgeFunction
+                            bundle cannot be downloaded
           --allow-insecure-plugins  load libraries even if group/others may write them
           --quiet           no progress line on a terminal
 
@@ -44,7 +47,7 @@ enum RunCommand {
     static func main(_ arguments: [String]) throws -> Int32 {
         let opts = try Options(arguments,
                                valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh",
-                                        "--drain-timeout", "--max-queue-bytes", "--hook-timeout"],
+                                        "--drain-timeout", "--max-queue-bytes", "--hook-timeout", "--live-plugins"],
                                flags: ["--allow-insecure-plugins", "--quiet"])
         if opts.has("--help") { print(help); return 0 }
         let settingsPath = try opts.required("--settings")
@@ -86,6 +89,13 @@ enum RunCommand {
             if level >= .info { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }
         }
         config.pluginsDirectory = pluginsDir
+        if let bundle = opts["--live-plugins"] {
+            guard FileManager.default.isReadableFile(atPath: bundle) else {
+                throw UsageError("cannot read --live-plugins \(bundle)")
+            }
+            // Absolute, so errors name the file wherever the library reads it from.
+            config.pluginOptions["LivePlugins"] = ["fallbackBundle": .string(URL(fileURLWithPath: bundle).standardizedFileURL.path)]
+        }
         config.allowInsecurePluginPermissions = opts.has("--allow-insecure-plugins")
 
         StopSignal.install()

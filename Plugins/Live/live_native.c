@@ -1,0 +1,130 @@
+/* live_native.c: the bridge JavaScript calls into (`__live_native(op, a, b)`), see live_internal.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "live_bundle.h"
+#include "live_internal.h"
+#include "live_json.h"
+
+/* ---- the native bridge ------------------------------------------------------------------ */
+
+static void storage_path(live_instance *live, char *out, size_t cap) {
+    snprintf(out, cap, "%s/storage.json", live->storage_dir);
+}
+
+int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const char *b,
+                     size_t b_len, live_buf *out, int *out_null) {
+    live_gen *g = ctx;
+    live_instance *live = g->live;
+    if (strcmp(op, "config") == 0) {
+        char head[64];
+        snprintf(head, sizeof head, "{\"version\":%lld,\"writeKey\":", (long long)g->version);
+        if (live_buf_set(out, head, strlen(head))) return -1;
+        pthread_mutex_lock(&live->mutex);
+        int failed = live_json_append_string(out, live->write_key.data ? live->write_key.data : "", live->write_key.len);
+        pthread_mutex_unlock(&live->mutex);
+        return failed || live_buf_append(out, "}", 1) ? -1 : 0;
+    }
+    if (strcmp(op, "warning") == 0) {  /* the runtime's own warnings, without the console prefix */
+        if (a) live->host->log(live->host->ctx, AH_LOG_WARN, a, a_len);
+        *out_null = 1;
+        return 0;
+    }
+    if (strcmp(op, "log") == 0) {
+        int32_t level = AH_LOG_INFO;
+        if (a && strcmp(a, "debug") == 0) level = AH_LOG_DEBUG;
+        else if (a && strcmp(a, "warn") == 0) level = AH_LOG_WARN;
+        else if (a && strcmp(a, "error") == 0) level = AH_LOG_ERROR;
+        live_buf line = {0};
+        if (live_buf_set(&line, "console: ", 9) == 0 && live_buf_append(&line, b ? b : "", b ? b_len : 0) == 0)
+            live->host->log(live->host->ctx, level, line.data, line.len);
+        live_buf_free(&line);
+        *out_null = 1;
+        return 0;
+    }
+    if (strcmp(op, "send") == 0) {
+        *out_null = 1;
+        if (!a) return 0;
+        if (live_queue_action(g, ACTION_SEND, 0, a, a_len)) { live_buf_set(out, "out of memory", 13); return -1; }
+        return 0;
+    }
+    if (strcmp(op, "add") == 0) {
+        *out_null = 1;
+        if (!a || !b) { live_buf_set(out, "add: bad arguments", 18); return -1; }
+        pthread_mutex_lock(&live->mutex);
+        int retired = g->retired;
+        pthread_mutex_unlock(&live->mutex);
+        if (retired) {
+            const char *m = "add: this bundle is no longer active";
+            live_buf_set(out, m, strlen(m));
+            return -1;
+        }
+        if (live_queue_action(g, ACTION_ADD, strtoll(a, NULL, 10), b, b_len)) { live_buf_set(out, "out of memory", 13); return -1; }
+        return 0;
+    }
+    if (strcmp(op, "reset") == 0 || strcmp(op, "flush") == 0) {
+        *out_null = 1;
+        if (live_queue_action(g, op[0] == 'r' ? ACTION_RESET : ACTION_FLUSH, 0, NULL, 0)) { live_buf_set(out, "out of memory", 13); return -1; }
+        return 0;
+    }
+    if (strcmp(op, "userId") == 0)
+        return live_host_string(live->host->user_id, live->host->ctx, out, out_null);
+    if (strcmp(op, "anonymousId") == 0)
+        return live_host_string(live->host->anonymous_id, live->host->ctx, out, out_null);
+    if (strcmp(op, "traits") == 0) {
+        if (!live->client) return live_buf_set(out, "{}", 2);
+        int is_null = 0;
+        if (live_host_string(live->client->traits, live->host->ctx, out, &is_null)) return -1;
+        return is_null ? live_buf_set(out, "{}", 2) : 0;
+    }
+    if (strcmp(op, "storageLoad") == 0) {
+        char path[PATH_MAX];
+        if (!live->has_storage) return live_buf_set(out, "{}", 2);
+        storage_path(live, path, sizeof path);
+        pthread_mutex_lock(&live->storage_lock);
+        int failed = live_read_file(path, live->max_storage, out);
+        int e = errno;
+        pthread_mutex_unlock(&live->storage_lock);
+        if (failed) {
+            if (e != ENOENT) live_log(live, AH_LOG_WARN, "storage: cannot read %s (%s); starting empty", path, strerror(e));
+            return live_buf_set(out, "{}", 2);
+        }
+        return 0;
+    }
+    if (strcmp(op, "storageSave") == 0) {
+        char path[PATH_MAX], err[512];
+        *out_null = 1;
+        if (!a) return 0;
+        if (a_len > live->max_storage) {
+            snprintf(err, sizeof err, "storage: %zu bytes is over the %zu-byte bound (maxStorageBytes)", a_len, live->max_storage);
+            live_buf_set(out, err, strlen(err));
+            return -1;
+        }
+        if (!live->has_storage) return 0;  /* kept in memory only; said once at create */
+        storage_path(live, path, sizeof path);
+        pthread_mutex_lock(&live->storage_lock);
+        int failed = live_write_file_atomically(path, a, a_len, err, sizeof err);
+        pthread_mutex_unlock(&live->storage_lock);
+        if (failed) { live_buf_set(out, err, strlen(err)); return -1; }
+        return 0;
+    }
+    for (size_t i = 0; live_modules[i]; i++) {
+        if (!live_modules[i]->native) continue;
+        int r = live_modules[i]->native(live, op, a, a_len, b, b_len, out, out_null);
+        if (r == 1) return 0;
+        if (r < 0) return -1;
+    }
+    char m[128];
+    snprintf(m, sizeof m, "unknown native operation %s", op);
+    live_buf_set(out, m, strlen(m));
+    return -1;
+}

@@ -1,0 +1,439 @@
+import Foundation
+import Testing
+@testable import AnalyticsCore
+import AnalyticsTestSupport
+
+/// The LivePlugins library (Plugins/Live, JavaScriptCore) built from source and loaded by a real
+/// client: the seed's examples verbatim, the JavaScript API, limits, and the bundle's life
+/// (download, cache, fallback).
+@Suite(.enabled(if: LiveLibrary.available, Comment(rawValue: LiveLibrary.missing ?? "")))
+struct LivePluginsTests {
+    /// The two examples of the Analytics Live README, verbatim.
+    static let seedBundle = """
+        class FixProductViewed extends LivePlugin {
+            track(event) {
+                if (event.event == "Product Viewed") {
+                    // set the correct property name
+                    event.properties.product_id = event.properties.product_did
+                    // remove old property
+                    delete event.properties.product_did
+                }
+                return event
+            }
+        }
+
+        // Create and add the plugin
+        let productViewFix = new FixProductViewed(LivePluginType.enrichment, null)
+        analytics.add(productViewFix)
+
+        // Remove advertisingId only from Amplitude events
+        class RemoveAdvertisingId extends LivePlugin {
+            process(event) {
+                delete event.context.device.advertisingId
+                return super.process(event)
+            }
+        }
+
+        let deleteAdID = new RemoveAdvertisingId(LivePluginType.enrichment, "Amplitude")
+        analytics.add(deleteAdID)
+        """
+
+    static let productViewed: JSONObject = [
+        "type": "track", "event": "Product Viewed",
+        "properties": ["product_did": "p-1", "price": 19.99],
+        "context": ["device": ["advertisingId": "ad-123", "model": "x1"]],
+    ]
+
+    @Test func seedExamplesRunVerbatim() throws {
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(Self.seedBundle))])
+        defer { client.analytics.shutdown() }
+        _ = try client.analytics.process(payload: Self.productViewed)
+        client.analytics.track("Order Completed", properties: ["product_did": "untouched"])
+        #expect(client.analytics.flush())
+
+        for key in ["Amplitude", "Mixpanel"] {
+            let e = try #require(client[key].events.first)
+            #expect(e.properties["product_id"] == "p-1", "\(key)")
+            #expect(e.properties["product_did"] == nil, "\(key)")
+            #expect(e.properties["price"] == 19.99)
+            #expect(client[key].events.last?.properties["product_did"] == "untouched", "other events pass as they are")
+        }
+        let amplitude = try #require(client["Amplitude"].events.first)
+        let mixpanel = try #require(client["Mixpanel"].events.first)
+        #expect(amplitude.context["device"] == ["model": "x1"], "advertisingId removed for Amplitude only")
+        #expect(mixpanel.context["device"] == ["advertisingId": "ad-123", "model": "x1"], "another destination keeps it")
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+    }
+
+    /// Every lifecycle method, each observed through an event the bundle sends back.
+    @Test func everyLifecycleMethodIsCalled() throws {
+        let bundle = """
+            class Lifecycle extends LivePlugin {
+                update(settings, type) {
+                    analytics.track("lifecycle", { method: "update", initial: type === UpdateType.initial,
+                                                   hasIntegrations: typeof settings.integrations === "object" })
+                }
+                track(event) { if (event.event !== "lifecycle") event.properties.seen = "track"; return event }
+                identify(event) { event.traits.seen = "identify"; return event }
+                screen(event) { event.properties.seen = "screen"; return event }
+                group(event) { event.traits.seen = "group"; return event }
+                alias(event) { event.previousId = "rewritten-" + event.previousId; return event }
+                reset() { analytics.track("lifecycle", { method: "reset" }) }
+                flush() { storage.setValue("flushes", (storage.getValue("flushes") || 0) + 1) }
+            }
+            class Everything extends LivePlugin {
+                process(event) { event.context.everything = true; return super.process(event) }
+            }
+            class Executes extends LivePlugin {
+                execute(event) { event.context.executed = event.type; return event }
+            }
+            analytics.add(new Lifecycle(LivePluginType.before, null))
+            analytics.add(new Everything(LivePluginType.enrichment, "Mixpanel"))
+            analytics.add(new Executes(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        let a = client.analytics
+        a.track("Clicked")
+        a.identify(userId: "u-1", traits: ["plan": "pro"])
+        a.screen("Home")
+        a.group(groupId: "g-1", traits: [:])
+        a.alias("u-2")
+        #expect(a.flush())
+        a.reset()
+        #expect(a.flush())
+        #expect(a.flush())
+
+        let events = client["Amplitude"].events
+        func first(_ type: EventType) throws -> Event { try #require(events.first { $0.type == type && $0.event != "lifecycle" }) }
+        #expect(try first(.track).properties["seen"] == "track")
+        #expect(try first(.identify).traits["seen"] == "identify")
+        #expect(try first(.screen).properties["seen"] == "screen")
+        #expect(try first(.group).traits["seen"] == "group")
+        #expect(try first(.alias).payload["previousId"] == "rewritten-u-1")
+        for type in [EventType.track, .identify, .screen, .group, .alias] {
+            #expect(try first(type).context["executed"] == .string(type.rawValue), "execute sees \(type)")
+            #expect(try first(type).context["everything"] == nil, "the Mixpanel-scoped plugin stays out of Amplitude")
+        }
+        #expect(client["Mixpanel"].events.allSatisfy { $0.context["everything"] == true })
+
+        let lifecycle = events.filter { $0.event == "lifecycle" }.map { $0.properties }
+        #expect(lifecycle.contains { $0["method"] == "update" && $0["initial"] == true && $0["hasIntegrations"] == true })
+        #expect(lifecycle.contains { $0["method"] == "reset" })
+        let stored = try String(contentsOfFile: client.storage + "/plugins/LivePlugins/storage.json", encoding: .utf8)
+        let flushes = try #require(try JSON(parsing: stored)["flushes"]?.doubleValue)
+        #expect(flushes >= 2, "flush reached the plugin")
+    }
+
+    @Test func eventsFromJavaScriptGoThroughTheWholePipeline() throws {
+        let bundle = """
+            class Echo extends LivePlugin {
+                identify(event) {
+                    analytics.track("Signed In", { plan: event.traits.plan, who: analytics.userId, anon: analytics.anonymousId })
+                    analytics.screen("Welcome", "Onboarding", { step: 1 })
+                    analytics.group("acme", { seats: 3 })
+                    return event
+                }
+            }
+            analytics.add(new Echo(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.identify(userId: "u-9", traits: ["plan": "pro"])
+        #expect(client.analytics.flush())
+        #expect(client.analytics.flush())
+        let events = client["Amplitude"].events
+        let signedIn = try #require(events.first { $0.event == "Signed In" })
+        #expect(signedIn.properties == ["plan": "pro", "who": "u-9", "anon": .string(client.analytics.anonymousId)])
+        #expect(signedIn.context["__eventOrigin"] == ["type": "js", "version": 0])
+        #expect(signedIn.userId == "u-9" && signedIn.anonymousId == client.analytics.anonymousId)
+        #expect(signedIn.messageId != nil && signedIn.timestamp != nil)
+        #expect(signedIn.context["library"]?["name"] == "analytics-host", "the host's context is added as for any call")
+        let screen = try #require(events.first { $0.type == .screen })
+        #expect(screen.name == "Welcome" && screen.payload["category"] == "Onboarding" && screen.properties["step"] == 1)
+        #expect(events.contains { $0.type == .group && $0.payload["groupId"] == "acme" })
+        #expect(client["Mixpanel"].events.contains { $0.event == "Signed In" })
+    }
+
+    @Test func anInfiniteLoopIsStoppedAndTheHostGoesOn() throws {
+        let bundle = """
+            class Spinner extends LivePlugin {
+                track(event) { if (event.event === "Spin") { while (true) {} } event.properties.ok = true; return event }
+            }
+            analytics.add(new Spinner(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle)), "timeLimitMs": 50,
+                                                    "maxConsecutiveTimeouts": 2])
+        defer { client.analytics.shutdown() }
+        let started = Date()
+        client.analytics.track("Spin", properties: ["n": 1])
+        client.analytics.track("Walk")
+        #expect(client.analytics.flush())
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(client["Amplitude"].events.map(\.event) == ["Spin", "Walk"])
+        #expect(client["Amplitude"].events.first?.properties == ["n": 1], "the stopped plugin's event goes on unchanged")
+        #expect(client["Amplitude"].events.last?.properties["ok"] == true, "the same context runs the next event")
+        #expect(client.observer.errorMessages.contains { $0.contains("Spinner") && $0.contains("timed out after 50 ms") },
+                "\(client.observer.errorMessages)")
+
+        // Two time-outs in a row (maxConsecutiveTimeouts; "Walk" succeeded in between) disable
+        // the plugin: the next Spin does not run the loop at all.
+        client.analytics.track("Spin", properties: ["n": 2])
+        client.analytics.track("Spin", properties: ["n": 3])
+        #expect(client.observer.waitFor("plugin Spinner timed out 2 times in a row"))
+        client.analytics.track("Spin", properties: ["n": 4])
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].events.last?.properties == ["n": 4])
+        #expect(client.observer.errorMessages.filter { $0.contains("timed out after") }.count == 3, "n=4 never ran the loop")
+    }
+
+    @Test func aBundleOverItsHeapBoundIsUnloaded() throws {
+        let bundle = """
+            const kept = []
+            class Hoarder extends LivePlugin {
+                track(event) {
+                    if (event.event === "Hoard") { for (let i = 0; i < 300000; i++) kept.push({ i: i, s: "item " + i }) }
+                    event.properties.hoarder = true
+                    return event
+                }
+            }
+            analytics.add(new Hoarder(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle)),
+                                                    "maxHeapBytes": 4_000_000, "heapCheckSeconds": 0,
+                                                    "timeLimitMs": 10_000])  // the hoarding call must finish, even on a busy machine
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Small")
+        client.analytics.track("Hoard")
+        client.analytics.track("After")
+        #expect(client.analytics.flush())
+        #expect(client.observer.contains("bytes of JavaScript heap, over the 4000000-byte bound"), "\(client.observer.logLines)")
+        #expect(client["Amplitude"].events.map { $0.properties["hoarder"] } == [true, true, nil],
+                "the call that grew the heap finishes; the bundle is unloaded after it")
+    }
+
+    @Test func aPluginThatThrowsIsReportedAndCanFailClosed() throws {
+        let bundle = """
+            class Thrower extends LivePlugin {
+                track(event) { if (event.event === "Bad") { throw new TypeError("no thanks") } return event }
+            }
+            class NotAnEvent extends LivePlugin {
+                screen(event) { return 42 }
+            }
+            class Dropper extends LivePlugin {
+                track(event) { return event.event === "Drop me" ? null : event }
+            }
+            analytics.add(new Thrower(LivePluginType.enrichment, "Amplitude"))
+            analytics.add(new Thrower(LivePluginType.enrichment, "Mixpanel"))
+            analytics.add(new NotAnEvent(LivePluginType.before, null))
+            analytics.add(new Dropper(LivePluginType.enrichment, null))
+            """
+        let path = try writeBundle(bundle)
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(path), "failClosed": ["Thrower"]])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Bad")
+        client.analytics.screen("Home")
+        client.analytics.track("Drop me")
+        client.analytics.track("Fine")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].names == ["Home", "Fine"], "fail-closed drops the failed event; null drops it")
+        let messages = client.observer.errorMessages
+        #expect(messages.contains { $0.contains("Thrower") && $0.contains("TypeError: no thanks") && $0.contains("\(path):2") }, "\(messages)")
+        #expect(messages.contains { $0.contains("NotAnEvent") && $0.contains("returned number, not an event object") }, "\(messages)")
+    }
+
+    @Test func aSyntaxErrorInTheBundleIsReportedWithFileAndLine() throws {
+        let path = try writeBundle("let fine = 1;\nclass Broken extends LivePlugin {\n  track(event) { return event\n}\n")
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(path)])
+        defer { client.analytics.shutdown() }
+        #expect(client.observer.waitFor("failed to load"))
+        #expect(client.observer.contains("\(path):"), "\(client.observer.logLines)")
+        #expect(client.observer.contains("SyntaxError"))
+        client.analytics.track("Still Works")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].names == ["Still Works"])
+    }
+
+    @Test func sandboxHasNoNetworkFilesOrModules() throws {
+        let bundle = """
+            const globals = ["fetch", "XMLHttpRequest", "require", "process", "Deno", "Bun", "setTimeout", "__live_native"]
+                .filter((name) => typeof globalThis[name] !== "undefined")
+            let imported = "pending"
+            import("fs").then(() => { imported = "loaded" }, () => { imported = "refused" })
+            class Report extends LivePlugin {
+                track(event) { event.properties.globals = globals; event.properties.imported = imported; return event }
+            }
+            analytics.add(new Report(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Probe")
+        #expect(client.analytics.flush())
+        let e = try #require(client["Amplitude"].events.first)
+        #expect(e.properties["globals"] == [], "no I/O globals and no native bridge reachable")
+        #expect(e.properties["imported"] != "loaded")
+    }
+
+    // MARK: The bundle's life
+
+    static func versioned(_ version: Int) -> String {
+        """
+        class Version\(version) extends LivePlugin {
+            track(event) { event.properties.bundle = \(version); if (event.event === "Echo") analytics.track("Echoed"); return event }
+        }
+        analytics.add(new Version\(version)(LivePluginType.enrichment, null))
+        """
+    }
+
+    static func edge(_ server: LoopbackHTTPServer?, version: Int, path: String = "/bundle.js") -> JSONObject {
+        ["edgeFunction": ["version": .number(Double(version)), "downloadURL": .string((server?.baseURL ?? "http://127.0.0.1:9") + path)]]
+    }
+
+    @Test func downloadFromTheServerAndAVersionBump() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(.status(200, body: Self.versioned(1)), path: "/v1.js")
+        let client = try LiveClient.start(settings: Self.edge(server, version: 1, path: "/v1.js"))
+        defer { client.analytics.shutdown() }
+        #expect(client.observer.waitFor("loaded bundle version 1"), "\(client.observer.logLines)")
+        client.analytics.track("Echo")
+        #expect(client.analytics.flush())
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].events.map { $0.properties["bundle"] } == [1, 1])
+        let echoed = try #require(client["Amplitude"].events.first { $0.event == "Echoed" })
+        #expect(echoed.context["__eventOrigin"] == ["type": "js", "version": 1])
+
+        // A refresh naming a higher version downloads it; the same version does not.
+        server.enqueue(.status(200, body: Self.versioned(2)), path: "/v2.js")
+        var json = client.analytics.settings.json
+        json["edgeFunction"] = Self.edge(server, version: 2, path: "/v2.js")["edgeFunction"]
+        client.analytics.update(settings: Settings(json), type: .refresh)
+        #expect(client.observer.waitFor("loaded bundle version 2"))
+        client.analytics.update(settings: Settings(json), type: .refresh)
+        client.analytics.track("After")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].events.last?.properties["bundle"] == 2)
+        #expect(server.requests.map(\.path) == ["/v1.js", "/v2.js"])
+        #expect(try String(contentsOfFile: client.storage + "/plugins/LivePlugins/bundle.version", encoding: .utf8) == "2\n")
+    }
+
+    @Test func aFailedOrBrokenDownloadKeepsTheLastGoodBundle() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(.status(200, body: Self.versioned(1)), path: "/v1.js")
+        let client = try LiveClient.start(settings: Self.edge(server, version: 1, path: "/v1.js"))
+        defer { client.analytics.shutdown() }
+        #expect(client.observer.waitFor("loaded bundle version 1"))
+        var json = client.analytics.settings.json
+
+        server.enqueue(.status(404, body: "gone"), path: "/v2.js")
+        json["edgeFunction"] = Self.edge(server, version: 2, path: "/v2.js")["edgeFunction"]
+        client.analytics.update(settings: Settings(json), type: .refresh)
+        #expect(client.observer.waitFor("HTTP status 404"))
+
+        server.enqueue(.status(200, body: "class Oops extends LivePlugin {\n  track(e) { return e }\n}\nundefinedFunction()\n"), path: "/v3.js")
+        json["edgeFunction"] = Self.edge(server, version: 3, path: "/v3.js")["edgeFunction"]
+        client.analytics.update(settings: Settings(json), type: .refresh)
+        #expect(client.observer.waitFor("bundle version 3 from"))
+        #expect(client.observer.contains("/v3.js:4: ReferenceError"), "\(client.observer.logLines)")
+
+        client.analytics.track("Still One")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].events.last?.properties["bundle"] == 1)
+        #expect(try String(contentsOfFile: client.storage + "/plugins/LivePlugins/bundle.version", encoding: .utf8) == "1\n")
+        #expect(!FileManager.default.fileExists(atPath: client.storage + "/plugins/LivePlugins/bundle.js.download"))
+    }
+
+    @Test func theCachedBundleSurvivesARestartWithoutDownloadingAgain() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(.status(200, body: Self.versioned(4)), path: "/v4.js")
+        let storage = makeTempDirectory("live-cache")
+        let first = try LiveClient.start(storage: storage, settings: Self.edge(server, version: 4, path: "/v4.js"))
+        #expect(first.observer.waitFor("loaded bundle version 4"))
+        #expect(first.analytics.shutdown())
+
+        server.stop()  // nothing to download from now on
+        let second = try LiveClient.start(storage: storage, settings: Self.edge(server, version: 4, path: "/v4.js"))
+        defer { second.analytics.shutdown() }
+        #expect(second.observer.contains("loaded the cached bundle"))
+        second.analytics.track("Cached")
+        #expect(second.analytics.flush())
+        #expect(second["Amplitude"].events.first?.properties["bundle"] == 4)
+        #expect(server.requestCount == 1)
+    }
+
+    @Test func anOfflineFirstStartRunsTheFallback() throws {
+        let server = try LoopbackHTTPServer()
+        let offline = Self.edge(server, version: 7)
+        server.stop()  // connection refused from now on
+        let fallback = try writeBundle(Self.versioned(0))
+        let client = try LiveClient.start(settings: offline, options: ["fallbackBundle": .string(fallback)])
+        defer { client.analytics.shutdown() }
+        #expect(client.observer.waitFor("download of bundle version 7"))
+        client.analytics.track("Offline")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].events.first?.properties["bundle"] == 0)
+        #expect(!FileManager.default.fileExists(atPath: client.storage + "/plugins/LivePlugins/bundle.js"))
+    }
+
+    @Test func anEmptyDownloadURLDisablesTheBundle() throws {
+        let fallback = try writeBundle(Self.versioned(0))
+        let client = try LiveClient.start(settings: ["edgeFunction": ["version": 1, "downloadURL": ""]],
+                                          options: ["fallbackBundle": .string(fallback)])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Plain")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].events.first?.properties["bundle"] == nil)
+        #expect(client.observer.contains("LivePlugins disabled"))
+    }
+
+    @Test func storagePersistsAcrossRestarts() throws {
+        let bundle = """
+            const runs = (storage.getValue("runs") || 0) + 1
+            storage.setValue("runs", runs)
+            storage.setValue("gone", { a: [1, 2] })
+            storage.removeValue("gone")
+            class Runs extends LivePlugin { track(event) { event.properties.runs = runs; event.properties.gone = storage.getValue("gone") === undefined; return event } }
+            analytics.add(new Runs(LivePluginType.enrichment, null))
+            """
+        let path = try writeBundle(bundle)
+        let storage = makeTempDirectory("live-storage")
+        for run in 1...2 {
+            let client = try LiveClient.start(storage: storage, options: ["fallbackBundle": .string(path)])
+            client.analytics.track("Run")
+            #expect(client.analytics.flush())
+            #expect(client["Amplitude"].events.first?.properties["runs"] == .number(Double(run)))
+            #expect(client["Amplitude"].events.first?.properties["gone"] == true)
+            #expect(client.analytics.shutdown())
+        }
+    }
+
+    // MARK: The command
+
+    /// `make run`'s demo with LivePlugins: examples/live.js as the fallback bundle.
+    @Test func theDemoRunsExamplesLiveJS() throws {
+        let dir = makeTempDirectory("cli-live")
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FileManager.default.copyItem(atPath: try LiveLibrary.directory() + "/libliveplugins.so", toPath: plugins + "/libliveplugins.so")
+        var settings = try String(contentsOfFile: FixtureBuilder.root + "/examples/settings.json", encoding: .utf8)
+        settings = settings.replacingOccurrences(of: "build/demo/file-destination.ndjson", with: dir + "/file.ndjson")
+        try settings.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", plugins,
+                                         "--storage", dir + "/storage", "--input", FixtureBuilder.root + "/examples/events.ndjson",
+                                         "--live-plugins", FixtureBuilder.root + "/examples/live.js"], in: dir)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("LivePlugins: console: examples/live.js loaded"), "\(result.stderr)")
+        #expect(result.stderr.contains(#"[analytics] track "Product Viewed""#))
+        #expect(result.stderr.contains(#""product_id":"p-1""#) && !result.stderr.contains("product_did"), "FixProductViewed ran")
+        #expect(result.stderr.contains(#"[analytics] track "High Value Order""#), "an event made in JavaScript reached Console")
+        let file = try String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8)
+        #expect(file.contains(#""__eventOrigin":{"type":"js","version":0}"#))
+        #expect(result.stderr.contains(#""seen_by":"live.js""#), "the Console-scoped plugin ran in Console")
+        #expect(!file.contains("seen_by"), "and stays out of File")
+
+        let missing = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", plugins,
+                                          "--live-plugins", dir + "/nope.js"], stdin: "", in: dir)
+        #expect(missing.status == 2 && missing.stderr.contains("nope.js"))
+    }
+}

@@ -1,0 +1,38 @@
+// The demo's LivePlugins bundle: `make run` passes it as the fallback bundle
+// (analytics-host run --live-plugins examples/live.js). Plain Analytics Live JavaScript.
+
+// The README's example: events/events.ndjson sends "Product Viewed" with the misnamed property
+// product_did; every destination receives product_id instead.
+class FixProductViewed extends LivePlugin {
+    track(event) {
+        if (event.event == "Product Viewed") {
+            event.properties.product_id = event.properties.product_did
+            delete event.properties.product_did
+        }
+        return event
+    }
+}
+analytics.add(new FixProductViewed(LivePluginType.enrichment, null))
+
+// A new event, made in JavaScript, for every large order: it runs through the whole pipeline
+// (and carries context.__eventOrigin = {type: "js", version: ...}).
+class HighValueOrders extends LivePlugin {
+    track(event) {
+        if (event.event === "Order Completed" && event.properties.total >= 40) {
+            analytics.track("High Value Order", { order_id: event.properties.order_id, total: event.properties.total })
+        }
+        return event
+    }
+}
+analytics.add(new HighValueOrders(LivePluginType.enrichment, null))
+
+// Runs inside Console's own timeline only: Console's lines show the mark, File's do not.
+class MarkForConsole extends LivePlugin {
+    track(event) {
+        event.properties.seen_by = "live.js"
+        return event
+    }
+}
+analytics.add(new MarkForConsole(LivePluginType.enrichment, "Console"))
+
+console.log("examples/live.js loaded: FixProductViewed, HighValueOrders, MarkForConsole (Console only)")
