@@ -87,7 +87,7 @@ enum FilterTransformer: Sendable {
             case let other?:
                 throw Failure(position: ".config.sample.path", reason: "the sample path must be a string, found \(JSON.kindName(other))")
             }
-            return .sample(percent: percent, path: path)
+            return .sample(percent: percent.value, path: path)
         case "map_properties":
             var actions: [MapAction] = []
             for (target, spec) in try configObject("map") {
@@ -262,6 +262,7 @@ enum FilterTransformer: Sendable {
         switch value {
         case .bool(let b)?: return b ? "true" : "false"
         case .number(let n)?:
+            let n = n.value
             if n.rounded() == n, abs(n) < 9.0e18 { return String(Int64(n)) }
             return n.description
         default: return nil

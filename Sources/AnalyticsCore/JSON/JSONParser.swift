@@ -236,12 +236,15 @@ struct JSONByteParser {
         bytes.append(contentsOf: UTF8.encode(scalar)!)
     }
 
-    mutating func parseNumber() throws(JSONParseError) -> Double {
+    /// A number and, when the writer would not spell its double the same way, its text (see
+    /// ``JSONNumber``). Short integers and plain decimals with at most 15 significant digits are
+    /// decided by their syntax alone; only the rest (long integers, exponents, trailing zeros)
+    /// pay for a comparison.
+    mutating func parseNumber() throws(JSONParseError) -> JSONNumber {
         let start = pos
         if byte(pos) == UInt8(ascii: "-") { pos += 1 }
         guard pos < end, (48...57).contains(byte(pos)) else { throw fail("invalid number") }
         var integer: Int64 = 0
-        var simple = true
         var digits = 0
         if byte(pos) == UInt8(ascii: "0") {
             pos += 1
@@ -252,28 +255,49 @@ struct JSONByteParser {
                 pos += 1
             }
         }
+        var fractionDigits = 0
+        var fractionLeadingZeros = 0
+        var fractionEndsInZero = false
         if pos < end, byte(pos) == UInt8(ascii: ".") {
-            simple = false
             pos += 1
             guard pos < end, (48...57).contains(byte(pos)) else { throw fail("invalid number: digit expected after '.'") }
-            while pos < end, (48...57).contains(byte(pos)) { pos += 1 }
+            var leading = true
+            while pos < end, (48...57).contains(byte(pos)) {
+                if leading { if byte(pos) == 48 { fractionLeadingZeros += 1 } else { leading = false } }
+                fractionDigits += 1
+                pos += 1
+            }
+            fractionEndsInZero = byte(pos - 1) == 48
         }
+        var exponent = false
         if pos < end, byte(pos) | 0x20 == UInt8(ascii: "e") {
-            simple = false
+            exponent = true
             pos += 1
             if pos < end, byte(pos) == UInt8(ascii: "+") || byte(pos) == UInt8(ascii: "-") { pos += 1 }
             guard pos < end, (48...57).contains(byte(pos)) else { throw fail("invalid number: digit expected in exponent") }
             while pos < end, (48...57).contains(byte(pos)) { pos += 1 }
         }
-        if simple && digits <= 15 {
+        let negative = byte(start) == UInt8(ascii: "-")
+        if fractionDigits == 0 && !exponent && digits <= 15 {
+            // Written back as the same digits ("-0" included).
             let v = Double(integer)
-            return byte(start) == UInt8(ascii: "-") ? (integer == 0 ? -0.0 : -v) : v
+            return JSONNumber(negative ? (integer == 0 ? -0.0 : -v) : v)
         }
         let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
         guard let v = Double(text) else { throw fail("invalid number") }
         // A double holds no larger magnitude: refused rather than read as infinity, which has no
         // JSON spelling and would come out as `null`.
         guard v.isFinite else { throw fail("number out of range") }
-        return v
+        if fractionDigits == 0 && !exponent {
+            // 16 digits or more: the writer would use an exponent, so the digits are kept.
+            return JSONNumber(value: v, differingText: text)
+        }
+        if !exponent && !fractionEndsInZero && digits <= 15 {
+            // A plain decimal of at most 15 significant digits is the shortest text of its double,
+            // and Swift writes it the same way from 1e-4 up (below 2^53).
+            let significant = digits > 0 ? digits + fractionDigits : fractionDigits - fractionLeadingZeros
+            if significant <= 15 && (digits > 0 || fractionLeadingZeros <= 3) { return JSONNumber(v) }
+        }
+        return JSONNumber(value: v, text: text)
     }
 }
