@@ -8,7 +8,7 @@ enum RunCommand {
         usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
                                   [--input FILE|-] [--settings-refresh SECONDS]
                                   [--drain-timeout SECONDS] [--max-queue-bytes BYTES]
-                                  [--allow-insecure-plugins] [--quiet]
+                                  [--allow-insecure-plugins] [--allow-invalid-settings] [--quiet]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
         context and integrations are kept when given), runs each through the whole pipeline — source
@@ -19,7 +19,9 @@ enum RunCommand {
         Nothing is dropped to keep up: when a destination or the disk queue is full, reading
         waits. Events not uploaded in time stay queued on disk and go out on the next run.
 
-          --settings FILE   settings JSON in the CDN shape (integrations, plan, middlewareSettings)
+          --settings FILE   settings JSON in the CDN shape (integrations, plan, middlewareSettings),
+                            checked before anything else as `check-settings` checks it; relative
+                            `path`/`…Path` options of integrations are relative to FILE's directory
           --plugins DIR     directory of integration libraries (*.so)
           --write-key KEY   source write key (default: integrations["Segment.io"].apiKey)
           --storage DIR     user state and the upload queue (default: ~/.local/share/analytics-host/KEY)
@@ -30,6 +32,7 @@ enum RunCommand {
           --max-queue-bytes BYTES  disk cap of the Segment.io queue (default 67108864); when it is
                             reached, reading waits for uploads to free room
           --allow-insecure-plugins  load libraries even if group/others may write them
+          --allow-invalid-settings  run on settings that do not validate (problems become warnings)
           --quiet           no progress line on a terminal
 
         SIGINT/SIGTERM: stop reading, drain, persist, exit as below; a second signal exits at once
@@ -41,18 +44,36 @@ enum RunCommand {
         let opts = try Options(arguments,
                                valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh",
                                         "--drain-timeout", "--max-queue-bytes"],
-                               flags: ["--allow-insecure-plugins", "--quiet"])
+                               flags: ["--allow-insecure-plugins", "--allow-invalid-settings", "--quiet"])
         if opts.has("--help") { print(help); return 0 }
         let settingsPath = try opts.required("--settings")
         let pluginsDir = try opts.required("--plugins")
-        let settings = try HostSetup.readSettings(path: settingsPath)
+        let settingsFile = try HostSetup.readSettings(path: settingsPath)
+        if !settingsFile.problems.isEmpty {
+            let allowed = opts.has("--allow-invalid-settings")
+            for p in settingsFile.problems {
+                let text = "analytics-host: \(allowed ? "warning: " : "")settings \(settingsPath): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)\n"
+                FileHandle.standardError.write(Data(text.utf8))
+            }
+            if !allowed {
+                let n = settingsFile.problems.count
+                FileHandle.standardError.write(Data("""
+                    analytics-host: settings \(settingsPath) do not validate (\(n) problem\(n == 1 ? "" : "s")); no input was read. \
+                    Fix them (`analytics-host check-settings \(settingsPath)` lists the same problems) or pass \
+                    --allow-invalid-settings to run with the fallbacks (defaults for bad fields, Segment.io only for an \
+                    unusable document, every event dropped for a destination whose filter rule does not compile)
+
+                    """.utf8))
+                return ExitStatus.unusable.rawValue
+            }
+        }
 
         let inputPath = opts["--input"] ?? "-"
         let fd: Int32 = inputPath == "-" ? 0 : open(inputPath, O_RDONLY)
         guard fd >= 0 else { throw UsageError("cannot read input \(inputPath): \(String(cString: strerror(errno)))") }
         defer { if fd > 0 { close(fd) } }
 
-        let writeKey = opts["--write-key"] ?? settings.integrations["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
+        let writeKey = opts["--write-key"] ?? settingsFile.object?["integrations"]?["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
         let errors = ErrorPrinter()
         var config = Configuration(writeKey: writeKey, storageDirectory: opts["--storage"])
         config.settingsLocation = .file(settingsPath)

@@ -1,10 +1,34 @@
 import Foundation
 
-/// Why a JSON text could not be read: what went wrong and at which byte.
+/// Why a JSON text could not be read: what went wrong and where — the byte offset, and the line
+/// and column (1-based; the column counts characters) for texts that people edit.
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     public var offset: Int
-    public var description: String { "invalid JSON at byte \(offset): \(message)" }
+    public var line: Int
+    public var column: Int
+
+    public init(message: String, offset: Int, line: Int = 1, column: Int? = nil) {
+        self.message = message
+        self.offset = offset
+        self.line = line
+        self.column = column ?? offset + 1
+    }
+
+    /// One-line texts (an NDJSON line) name the byte; others the line and column.
+    public var description: String {
+        line == 1 ? "invalid JSON at byte \(offset): \(message)"
+            : "invalid JSON at line \(line), column \(column) (byte \(offset)): \(message)"
+    }
+
+    /// Line and column of `offset` in `buffer`, computed only when there is an error to report.
+    static func locate(_ offset: Int, in buffer: UnsafeBufferPointer<UInt8>) -> (line: Int, column: Int) {
+        var line = 1, column = 1
+        for b in buffer.prefix(min(offset, buffer.count)) {
+            if b == 0x0A { line += 1; column = 1 } else if b & 0xC0 != 0x80 { column += 1 }
+        }
+        return (line, column)
+    }
 }
 
 extension JSON {
@@ -38,7 +62,9 @@ extension JSON {
             if p.pos != p.end { throw p.fail("unexpected text after the value") }
             return .success(value)
         } catch {
-            return .failure(error)
+            var located = error
+            (located.line, located.column) = JSONParseError.locate(error.offset, in: buffer)
+            return .failure(located)
         }
     }
 }
