@@ -9,6 +9,7 @@ public final class Analytics: Sendable {
 
     private let user: Locked<UserState>
     private let store: UserStore
+    let userWriter: UserStateWriter
     private let currentSettings: Locked<Settings>
     private let stopped = Locked(false)
     private let settingsSource: SettingsSource?
@@ -77,6 +78,7 @@ public final class Analytics: Sendable {
         if let directoryError { report(directoryError) }
         store = UserStore(directory: configuration.storageDirectory)
         let saved = store.load(report: report)
+        userWriter = UserStateWriter(store: store, report: report)
         user = Locked(saved ?? UserState(anonymousId: MessageID.make()))
         settingsSource = Analytics.makeSettingsSource(configuration)
         let initial = settingsSource?.loadWithoutNetwork()
@@ -222,9 +224,9 @@ public final class Analytics: Sendable {
     public var anonymousId: String { user.withLock { $0.anonymousId } }
     public var traits: JSONObject { user.withLock { $0.traits } }
 
+    /// Hands the current state to the writer (saved off this path; see ``UserStateWriter``).
     private func persistUser() {
-        let snapshot = user.withLock { $0 }
-        do { try store.save(snapshot) } catch { report(.storage("cannot save user state: \(error)")) }
+        userWriter.changed(user.withLock { $0 })
     }
 
     // MARK: Calls
@@ -371,6 +373,7 @@ public final class Analytics: Sendable {
     /// Source middleware sees the flush first and may stop it.
     @discardableResult
     public func flush() -> Bool {
+        userWriter.flush()
         guard timeline.allows(.flush) else { return true }
         drainSentBack()
         return timeline.flush(timeout: configuration.flushTimeout)
@@ -389,6 +392,7 @@ public final class Analytics: Sendable {
         drainSentBack()
         let stoppedInTime = timeline.shutdown(timeout: configuration.flushTimeout)
         persistUser()
+        userWriter.flush()
         return flushed && stoppedInTime
     }
 
