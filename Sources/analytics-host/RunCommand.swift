@@ -25,7 +25,9 @@ enum RunCommand {
           --plugins DIR     directory of integration libraries (*.so)
           --write-key KEY   source write key (default: integrations["Segment.io"].apiKey)
           --storage DIR     user state and the upload queue (default: ~/.local/share/analytics-host/KEY)
-          --input FILE|-    events to read (default: standard input)
+          --input FILE|-    events to read: a file, a FIFO or - for standard input (the default);
+                            a line must be UTF-8 and at most 32,768 bytes (the event size limit),
+                            others are rejected by line number and the next line is read
           --settings-refresh SECONDS  re-read the settings file this often (destinations it adds
                             are created, those it removes destroyed; bad edits are reported and ignored)
           --drain-timeout SECONDS  longest wait for uploads after the input ends (default 30)
@@ -69,8 +71,7 @@ enum RunCommand {
         }
 
         let inputPath = opts["--input"] ?? "-"
-        let fd: Int32 = inputPath == "-" ? 0 : open(inputPath, O_RDONLY)
-        guard fd >= 0 else { throw UsageError("cannot read input \(inputPath): \(String(cString: strerror(errno)))") }
+        let fd = try openInput(inputPath)
         defer { if fd > 0 { close(fd) } }
 
         let writeKey = opts["--write-key"] ?? settingsFile.object?["integrations"]?["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
@@ -110,11 +111,19 @@ enum RunCommand {
         }
         let progress = Progress(enabled: !opts.has("--quiet") && isatty(2) == 1)
 
-        var reader = LineReader(fd: fd)
+        var reader = LineReader(fd: fd, maximumLineBytes: BatchLimits.maxEventBytes)
         var accepted = 0, rejected = 0
         while !StopSignal.requested {
             var problem: String?
-            let more = reader.next { line in
+            let more = reader.next { next in
+                let line: UnsafeBufferPointer<UInt8>
+                switch next {
+                case .tooLong(let bytes):
+                    problem = "\(bytes) bytes, over the \(BatchLimits.maxEventBytes)-byte event size limit; skipped"
+                    return
+                case .text(let text):
+                    line = text
+                }
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are skipped
                 do {
                     guard case .object(let payload) = try JSON(parsingUTF8: line) else {
@@ -137,6 +146,10 @@ enum RunCommand {
             progress.tick(accepted)
         }
         progress.finish()
+        if let error = reader.readError {
+            rejected += 1
+            FileHandle.standardError.write(Data("analytics-host: cannot read input \(inputPath) after line \(reader.lineNumber): \(String(cString: strerror(error))); the rest was not read\n".utf8))
+        }
         let interrupted = StopSignal.requested
         if interrupted { FileHandle.standardError.write(Data("analytics-host: stopping: flushing and saving what is left\n".utf8)) }
 
@@ -156,6 +169,23 @@ enum RunCommand {
             outcome.stillQueued += stats.queued
         }
         return ExitStatus.of(outcome).rawValue
+    }
+}
+
+extension RunCommand {
+    /// The input as a file descriptor: standard input for "-", else a file, FIFO or device opened
+    /// for reading. Anything that cannot be read as a stream of lines is a usage error, found
+    /// before any event is read.
+    static func openInput(_ path: String) throws -> Int32 {
+        if path == "-" { return 0 }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw UsageError("cannot read input \(path): \(String(cString: strerror(errno)))") }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            close(fd)
+            throw UsageError("cannot read input \(path): it is a directory")
+        }
+        return fd
     }
 }
 

@@ -175,19 +175,30 @@ struct JSONByteParser {
         return items
     }
 
+    /// Strings must be valid UTF-8 (RFC 8259 §8.1): bad bytes are an error naming their offset,
+    /// not silently replaced. ASCII — most strings — is known valid from the scan itself.
     mutating func parseString() throws(JSONParseError) -> String {
         pos += 1
         let start = pos
+        var high: UInt8 = 0
         // Fast path: no escapes.
         while pos < end {
             let c = byte(pos)
             if c == UInt8(ascii: "\"") {
-                let s = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
+                let raw = UnsafeBufferPointer(start: base! + start, count: pos - start)
+                let s: String
+                if high < 0x80 {
+                    s = String(decoding: raw, as: UTF8.self)
+                } else {
+                    guard let valid = String(validating: raw, as: UTF8.self) else { throw invalidUTF8(from: start) }
+                    s = valid
+                }
                 pos += 1
                 return s
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw fail("control character in string") }
+            high |= c
             pos += 1
         }
         var bytes = [UInt8](UnsafeBufferPointer(start: base! + start, count: pos - start))
@@ -195,8 +206,14 @@ struct JSONByteParser {
             let c = byte(pos)
             if c == UInt8(ascii: "\"") {
                 pos += 1
-                return String(decoding: bytes, as: UTF8.self)
+                if high < 0x80 { return String(decoding: bytes, as: UTF8.self) }
+                guard let valid = String(validating: bytes, as: UTF8.self) else {
+                    pos -= 1
+                    throw invalidUTF8(from: start)
+                }
+                return valid
             }
+            high |= c
             if c < 0x20 { throw fail("control character in string") }
             if c != UInt8(ascii: "\\") { bytes.append(c); pos += 1; continue }
             pos += 1
@@ -237,6 +254,20 @@ struct JSONByteParser {
             }
         }
         throw fail("unterminated string")
+    }
+
+    /// The error for a string starting at `start` that is not valid UTF-8, at its first bad byte.
+    func invalidUTF8(from start: Int) -> JSONParseError {
+        var i = start
+        while i < pos {
+            let c = byte(i)
+            let n = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0
+            guard n > 0, i + n <= pos,
+                  String(validating: UnsafeBufferPointer(start: base! + i, count: n), as: UTF8.self) != nil
+            else { break }
+            i += n
+        }
+        return JSONParseError(message: "not valid UTF-8 (byte 0x\(String(byte(min(i, end - 1)), radix: 16)))", offset: i)
     }
 
     mutating func hex4() throws(JSONParseError) -> UInt32 {
