@@ -65,7 +65,8 @@ struct LineReader: ~Copyable {
                 return true
             }
             scanned = end
-            if skipped != nil || end - start > maximumLineBytes {
+            // One byte of slack: a line at the limit may still be followed by its "\r".
+            if skipped != nil || end - start > maximumLineBytes + 1 {
                 // Inside an over-long line: count what has been read of it and let it go.
                 skipped = (skipped ?? 0) + end - start
                 start = 0; scanned = 0; end = 0
