@@ -9,6 +9,7 @@ public final class Analytics: Sendable {
 
     private let user: Locked<UserState>
     private let store: UserStore
+    let userWriter: UserStateWriter
     private let currentSettings: Locked<Settings>
     private let stopped = Locked(false)
     private let settingsSource: SettingsSource?
@@ -84,6 +85,7 @@ public final class Analytics: Sendable {
         if let directoryError { report(directoryError) }
         store = UserStore(directory: configuration.storageDirectory)
         let saved = store.load(report: report)
+        userWriter = UserStateWriter(store: store, report: report)
         user = Locked(saved ?? UserState(anonymousId: MessageID.make()))
         settingsSource = Analytics.makeSettingsSource(configuration)
         let initial = settingsSource?.loadWithoutNetwork()
@@ -230,9 +232,9 @@ public final class Analytics: Sendable {
     public var anonymousId: String { user.withLock { $0.anonymousId } }
     public var traits: JSONObject { user.withLock { $0.traits } }
 
+    /// Hands the current state to the writer (saved off this path; see ``UserStateWriter``).
     private func persistUser() {
-        let snapshot = user.withLock { $0 }
-        do { try store.save(snapshot) } catch { report(.storage("cannot save user state: \(error)")) }
+        userWriter.changed(user.withLock { $0 })
     }
 
     // MARK: Calls
@@ -398,6 +400,7 @@ public final class Analytics: Sendable {
     /// Source middleware sees the flush first and may stop it.
     @discardableResult
     public func flush() -> Bool {
+        userWriter.flush()
         guard timeline.allows(.flush) else { return true }
         drainSentBack()
         return timeline.flush(timeout: configuration.flushTimeout)
@@ -420,6 +423,7 @@ public final class Analytics: Sendable {
             drainSentBack()
         }
         persistUser()
+        userWriter.flush()
         return stoppedInTime
     }
 

@@ -12,7 +12,9 @@ final class NoOpDestination: DestinationPlugin {
 /// Events per second from `track()` until every destination has received every event, with K
 /// no-op destinations and context enrichment on: in-process Swift ones, or, with
 /// `loadedFrom`, the K integration libraries found there (keys Dest0…).
-func timelineBenchmark(destinations k: Int, events n: Int, loadedFrom pluginsDirectory: String? = nil) -> (eventsPerSecond: Double, microsecondsPerEvent: Double) {
+/// With `identifyEvery`, every that-many-th call is an identify (new userId and a trait) instead.
+func timelineBenchmark(destinations k: Int, events n: Int, loadedFrom pluginsDirectory: String? = nil,
+                       identifyEvery: Int? = nil) -> (eventsPerSecond: Double, microsecondsPerEvent: Double) {
     let dir = NSTemporaryDirectory() + "analytics-bench-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let keys = (0..<k).map { "Dest\($0)" }
@@ -32,7 +34,14 @@ func timelineBenchmark(destinations k: Int, events n: Int, loadedFrom pluginsDir
     for _ in 0..<1000 { analytics.track("Warm Up", properties: properties) }
     analytics.flush()
     let start = monotonicSeconds()
-    for _ in 0..<n { analytics.track("Product Viewed", properties: properties) }
+    if let every = identifyEvery {
+        for i in 0..<n {
+            if i % every == 0 { analytics.identify(userId: "user-\(i)", traits: ["plan": "pro", "seen": .number(Double(i))]) }
+            else { analytics.track("Product Viewed", properties: properties) }
+        }
+    } else {
+        for _ in 0..<n { analytics.track("Product Viewed", properties: properties) }
+    }
     analytics.flush()
     let elapsed = monotonicSeconds() - start
     for key in keys {

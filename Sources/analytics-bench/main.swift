@@ -33,6 +33,15 @@ for k in [1, 10] {
               target: k == 1 ? "≥ 300,000" : "≥ 150,000")
     table.add("timeline, K=\(k): µs/event", String(format: "%.2f", r.microsecondsPerEvent))
 }
+// Identify changes the saved user state; it must cost about what track costs (best of three each).
+var trackOnly = 0.0, withIdentify = 0.0
+for _ in 0..<3 {
+    trackOnly = max(trackOnly, timelineBenchmark(destinations: 1, events: 50_000).eventsPerSecond)
+    withIdentify = max(withIdentify, timelineBenchmark(destinations: 1, events: 50_000, identifyEvery: 5).eventsPerSecond)
+}
+table.add("50,000 calls, 20 % identify vs track only (K=1): events/s",
+          "\(formatRate(withIdentify)) vs \(formatRate(trackOnly)) (ratio \(String(format: "%.2f", withIdentify / trackOnly)))",
+          target: "ratio ≥ 0.8")
 let oneLibrary = buildNoOpLibraries(count: 1)
 let tenLibraries = buildNoOpLibraries(count: 10)
 // Alternate the two setups three times and keep the best of each, so a burst of other activity on

@@ -6,9 +6,12 @@ enum CheckSettingsCommand {
     static let help = """
         usage: analytics-host check-settings FILE [--json]
 
-        Validates a settings file in the CDN shape: JSON syntax (with the byte offset), the structure
-        of integrations, plan, middlewareSettings and httpConfig, and every destination filter rule
-        (operators, transformers, IR strings), naming the JSON path of each problem.
+        Validates a settings file in the CDN shape with the same checks `run` applies before it
+        starts: JSON syntax (line and column), the structure of integrations, plan and
+        middlewareSettings, the Segment.io apiHost and the types and ranges of its httpConfig, and
+        every destination filter rule (operators, transformers, IR strings). Each problem names its
+        JSON path; a rule problem also names the destination, the rule and matcher index and the
+        position inside the IR.
 
         Exit status: 0 valid; 1 problems found; 2 usage error or unreadable file.
         """
@@ -20,19 +23,7 @@ enum CheckSettingsCommand {
         let opts = try Options(args, valued: [], flags: ["--json"])
         if opts.has("--help") { print(help); return 0 }
         guard let path = file else { throw UsageError("missing the settings FILE") }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw UsageError("cannot read settings \(path): \(String(cString: strerror(errno)))")
-        }
-        var problems: [(path: String, message: String)] = []
-        do {
-            let json = try JSON(parsing: data)
-            problems += SettingsValidator.problems(in: json, source: "file \(path)").map { ($0.path, $0.message) }
-            if case .object(let o) = json {
-                problems += RoutingRules(settings: o).problems.map { ($0.path, $0.reason) }
-            }
-        } catch {
-            problems.append(("", error.description))
-        }
+        let problems = try HostSetup.readSettings(path: path).problems
         if opts.has("--json") {
             let list: [JSON] = problems.map { ["path": .string($0.path), "message": .string($0.message)] }
             print(JSON.object(["file": .string(path), "valid": .bool(problems.isEmpty), "problems": .array(list)]).serialized())

@@ -3,17 +3,31 @@ import Foundation
 
 /// Turns command-line inputs into the client's parts: settings, integration factories.
 enum HostSetup {
-    /// Settings from a file; a missing or malformed file is a usage error naming the file.
-    static func readSettings(path: String) throws -> Settings {
+    /// A settings file as `run` and `check-settings` both see it: its JSON (or why it is not JSON,
+    /// with line and column) and every problem the shared validator finds.
+    struct SettingsFile {
+        let path: String
+        let json: JSON?
+        let problems: [SettingsProblem]
+
+        var object: JSONObject? { json?.objectValue }
+    }
+
+    /// Reads and validates a settings file; only an unreadable file is an error here.
+    static func readSettings(path: String) throws -> SettingsFile {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw UsageError("cannot read settings \(path): it is a directory")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw UsageError("cannot read settings \(path): \(String(cString: strerror(errno)))")
         }
+        let source = "file \(path)"
         do {
             let json = try JSON(parsing: data)
-            guard case .object(let o) = json else { throw UsageError("settings \(path): the top level must be a JSON object") }
-            return Settings(o)
-        } catch let e as JSONParseError {
-            throw UsageError("settings \(path): \(e)")
+            return SettingsFile(path: path, json: json, problems: SettingsValidator.allProblems(in: json, source: source))
+        } catch {
+            return SettingsFile(path: path, json: nil, problems: [SettingsProblem(source: source, message: error.description)])
         }
     }
 }

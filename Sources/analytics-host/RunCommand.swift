@@ -8,7 +8,7 @@ enum RunCommand {
         usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
                                   [--input FILE|-] [--settings-refresh SECONDS] [--hook-timeout SECONDS]
                                   [--drain-timeout SECONDS] [--max-queue-bytes BYTES]
-                                  [--live-plugins FILE] [--allow-insecure-plugins] [--quiet]
+                                  [--live-plugins FILE] [--allow-insecure-plugins] [--allow-invalid-settings] [--quiet]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
         context and integrations are kept when given), runs each through the whole pipeline — source
@@ -19,11 +19,15 @@ enum RunCommand {
         Nothing is dropped to keep up: when a destination or the disk queue is full, reading
         waits. Events not uploaded in time stay queued on disk and go out on the next run.
 
-          --settings FILE   settings JSON in the CDN shape (integrations, plan, middlewareSettings)
+          --settings FILE   settings JSON in the CDN shape (integrations, plan, middlewareSettings),
+                            checked before anything else as `check-settings` checks it; relative
+                            `path`/`…Path` options of integrations are relative to FILE's directory
           --plugins DIR     directory of integration libraries (*.so)
           --write-key KEY   source write key (default: integrations["Segment.io"].apiKey)
           --storage DIR     user state and the upload queue (default: ~/.local/share/analytics-host/KEY)
-          --input FILE|-    events to read (default: standard input)
+          --input FILE|-    events to read: a file, a FIFO or - for standard input (the default);
+                            a line must be UTF-8 and at most 32,768 bytes (the event size limit),
+                            others are rejected by line number and the next line is read
           --settings-refresh SECONDS  re-read the settings file this often (destinations it adds
                             are created, those it removes destroyed; bad edits are reported and ignored)
           --drain-timeout SECONDS  longest wait for uploads after the input ends (default 30)
@@ -37,6 +41,7 @@ enum RunCommand {
                             to run on first start, offline, or when the settings' edgeFunction
                             bundle cannot be downloaded
           --allow-insecure-plugins  load libraries even if group/others may write them
+          --allow-invalid-settings  run on settings that do not validate (problems become warnings)
           --quiet           no progress line on a terminal
 
         SIGINT/SIGTERM: stop reading, drain, persist, exit as below; a second signal exits at once
@@ -48,18 +53,35 @@ enum RunCommand {
         let opts = try Options(arguments,
                                valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh",
                                         "--drain-timeout", "--max-queue-bytes", "--hook-timeout", "--live-plugins"],
-                               flags: ["--allow-insecure-plugins", "--quiet"])
+                               flags: ["--allow-insecure-plugins", "--allow-invalid-settings", "--quiet"])
         if opts.has("--help") { print(help); return 0 }
         let settingsPath = try opts.required("--settings")
         let pluginsDir = try opts.required("--plugins")
-        let settings = try HostSetup.readSettings(path: settingsPath)
+        let settingsFile = try HostSetup.readSettings(path: settingsPath)
+        if !settingsFile.problems.isEmpty {
+            let allowed = opts.has("--allow-invalid-settings")
+            for p in settingsFile.problems {
+                let text = "analytics-host: \(allowed ? "warning: " : "")settings \(settingsPath): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)\n"
+                FileHandle.standardError.write(Data(text.utf8))
+            }
+            if !allowed {
+                let n = settingsFile.problems.count
+                FileHandle.standardError.write(Data("""
+                    analytics-host: settings \(settingsPath) do not validate (\(n) problem\(n == 1 ? "" : "s")); no input was read. \
+                    Fix them (`analytics-host check-settings \(settingsPath)` lists the same problems) or pass \
+                    --allow-invalid-settings to run with the fallbacks (defaults for bad fields, Segment.io only for an \
+                    unusable document, every event dropped for a destination whose filter rule does not compile)
+
+                    """.utf8))
+                return ExitStatus.unusable.rawValue
+            }
+        }
 
         let inputPath = opts["--input"] ?? "-"
-        let fd: Int32 = inputPath == "-" ? 0 : open(inputPath, O_RDONLY)
-        guard fd >= 0 else { throw UsageError("cannot read input \(inputPath): \(String(cString: strerror(errno)))") }
+        let fd = try openInput(inputPath)
         defer { if fd > 0 { close(fd) } }
 
-        let writeKey = opts["--write-key"] ?? settings.integrations["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
+        let writeKey = opts["--write-key"] ?? settingsFile.object?["integrations"]?["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
         let errors = ErrorPrinter()
         var config = Configuration(writeKey: writeKey, storageDirectory: opts["--storage"])
         config.settingsLocation = .file(settingsPath)
@@ -107,11 +129,19 @@ enum RunCommand {
         }
         let progress = Progress(enabled: !opts.has("--quiet") && isatty(2) == 1)
 
-        var reader = LineReader(fd: fd)
+        var reader = LineReader(fd: fd, maximumLineBytes: BatchLimits.maxEventBytes)
         var accepted = 0, rejected = 0
         while !StopSignal.requested {
             var problem: String?
-            let more = reader.next { line in
+            let more = reader.next { next in
+                let line: UnsafeBufferPointer<UInt8>
+                switch next {
+                case .tooLong(let bytes):
+                    problem = "\(bytes) bytes, over the \(BatchLimits.maxEventBytes)-byte event size limit; skipped"
+                    return
+                case .text(let text):
+                    line = text
+                }
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are skipped
                 do {
                     guard case .object(let payload) = try JSON(parsingUTF8: line) else {
@@ -134,6 +164,10 @@ enum RunCommand {
             progress.tick(accepted)
         }
         progress.finish()
+        if let error = reader.readError {
+            rejected += 1
+            FileHandle.standardError.write(Data("analytics-host: cannot read input \(inputPath) after line \(reader.lineNumber): \(String(cString: strerror(error))); the rest was not read\n".utf8))
+        }
         let interrupted = StopSignal.requested
         if interrupted { FileHandle.standardError.write(Data("analytics-host: stopping: flushing and saving what is left\n".utf8)) }
 
@@ -159,6 +193,23 @@ enum RunCommand {
             FileHandle.standardError.write(Data("analytics-host: some destinations did not finish in time; queued events are kept for the next run\n".utf8))
         }
         return ExitStatus.of(outcome).rawValue
+    }
+}
+
+extension RunCommand {
+    /// The input as a file descriptor: standard input for "-", else a file, FIFO or device opened
+    /// for reading. Anything that cannot be read as a stream of lines is a usage error, found
+    /// before any event is read.
+    static func openInput(_ path: String) throws -> Int32 {
+        if path == "-" { return 0 }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw UsageError("cannot read input \(path): \(String(cString: strerror(errno)))") }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            close(fd)
+            throw UsageError("cannot read input \(path): it is a directory")
+        }
+        return fd
     }
 }
 

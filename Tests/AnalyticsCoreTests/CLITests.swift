@@ -11,7 +11,7 @@ enum HostBinary {
     static func path() throws -> String { try BuiltExecutable.path("analytics-host") }
 
     static func run(_ arguments: [String], stdin: String? = nil, in directory: String) throws -> FixtureBuilder.ProcessOutput {
-        try FixtureBuilder.capture(try path(), arguments, stdin: stdin.map { Data($0.utf8) })
+        try FixtureBuilder.capture(try path(), arguments, stdin: stdin.map { Data($0.utf8) }, directory: directory)
     }
 
     /// A plugins directory with the File and Console examples built by the `make plugins` command line.
@@ -71,7 +71,7 @@ enum HostBinary {
         let dir = makeTempDirectory("cli-demo")
         let plugins = try HostBinary.pluginsDirectory(in: dir)
         var settings = try String(contentsOfFile: FixtureBuilder.root + "/examples/settings.json", encoding: .utf8)
-        settings = settings.replacingOccurrences(of: "build/demo/file-destination.ndjson", with: dir + "/file.ndjson")
+        settings = settings.replacingOccurrences(of: "../build/demo/file-destination.ndjson", with: dir + "/file.ndjson")
         try settings.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
         let result = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", plugins,
                                          "--storage", dir + "/storage", "--input", FixtureBuilder.root + "/examples/events.ndjson",

@@ -63,7 +63,7 @@ func queueTestIndex(_ event: ArraySlice<UInt8>) -> Int {
         Issue.record("unreadable event: \(String(decoding: event.prefix(80), as: UTF8.self))")
         return -1
     }
-    return Int(value)
+    return Int(value.value)
 }
 
 /// Reads and acknowledges everything left in the queue, returning the event indices in order.

@@ -34,13 +34,28 @@ import Testing
         ("[a-cx-z]", "y", true),
         ("[^a-c]x", "dx", true),
         ("[^a-c]x", "bx", false),
-        ("[!a-c]x", "bx", false),
-        ("[!a-c]x", "😀x", true),
+        // Only `^` negates (Go's path.Match): `[!…]` is a set that contains `!`.
+        ("[!a-c]x", "bx", true),
+        ("[!a-c]x", "!x", true),
+        ("[!a-c]x", "dx", false),
+        ("[!O]", "!", true),
+        ("[!O]", "O", true),
+        ("[!O]", "X", false),
+        ("[!]", "!", true),
+        ("[^!]", "a", true),
+        ("[^!]", "!", false),
+        ("[^a-c]x", "😀x", true),
+        // A reversed range is empty, not malformed.
+        ("[z-a]", "m", false),
+        ("[z-a]", "a", false),
+        ("[^z-a]", "m", true),
+        ("x[z-ab]", "xb", true),
+        ("*[z-a]*", "anything", false),
         ("[é-ü]", "ö", true),
         ("[é-ü]", "e", false),
         ("[😀]", "😀", true),
-        ("[a-]", "-", true),
-        ("[-a]", "-", true),
+        ("[\\-a]", "-", true),
+        ("[a\\-]", "-", true),
         ("[[]", "[", true),
         ("[\\]]", "]", true),
         ("[\\^a]", "^", true),
@@ -68,7 +83,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ["[abc", "[", "[]", "[^]", "[!]", "[z-a]", "abc\\", "[a-\\", "[\\", "x[a-"])
+    @Test(arguments: ["[abc", "[", "[]", "[^]", "abc\\", "[a-\\", "[\\", "x[a-", "[O-]", "[a-]", "[-a]", "[a-c-e]", "x*[O-]*",
+                      "[]a]", "[a"])
     func malformedPatternsDoNotCompileAndNeverMatch(_ pattern: String) throws {
         #expect(GlobPattern(pattern) == nil)
         // Through the language: malformed means false, never a crash, never a rule problem.

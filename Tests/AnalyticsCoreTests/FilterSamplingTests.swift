@@ -62,14 +62,24 @@ import Testing
         #expect(filter.apply(asNumber).event != nil)
     }
 
-    @Test func missingValueFallsBackToTheInjectedRandomSource() throws {
-        func rules(random: Double) -> DestinationFilter {
-            RoutingRules(settings: FilterFixture.settings(rules: [
-                FilterFixture.always([["type": "sample_event", "config": ["sample": ["percent": 0.5, "path": "userId"]]]]),
-            ]), random: { random }).filter(forDestination: "A")
+    /// A path the event lacks: the missing value is hashed too (as nothing), so every such event gets
+    /// the same answer, run after run; randomness is never used (the rule set's source traps).
+    @Test func aMissingValueIsDecidedDeterministically() throws {
+        // The empty text's position, pinned: FNV-1a 64 offset basis through fmix64.
+        let missing = ConsistentSampler.unitValue(of: nil)
+        #expect(missing == ConsistentSampler.unitValue(ofUTF8: []))
+        #expect(missing == 0.93676944839044)  // computed independently from the definition
+        for percent in [0.25, 0.5, 0.93, 0.94, 0.99] {
+            let filter = Self.rules(percent: percent).filter(forDestination: "A")
+            for i in 0..<50 {
+                let anonymous = try Event(payload: ["type": "track", "event": "e", "anonymousId": .string("a-\(i)")])
+                #expect((filter.apply(anonymous).event != nil) == (missing < percent), "percent \(percent)")
+            }
         }
-        let anonymous = try Event(payload: ["type": "track", "event": "e", "anonymousId": "a"])
-        #expect(rules(random: 0.1).apply(anonymous).event != nil)
-        #expect(rules(random: 0.9).apply(anonymous).event == nil)
+    }
+
+    @Test func numbersAreHashedByValue() {
+        #expect(ConsistentSampler.unitValue(of: try! JSON(parsing: "1.50")) == ConsistentSampler.unitValue(of: 1.5))
+        #expect(ConsistentSampler.unitValue(of: try! JSON(parsing: "-0")) == ConsistentSampler.unitValue(of: 0))
     }
 }

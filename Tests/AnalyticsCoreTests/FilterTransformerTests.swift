@@ -111,15 +111,35 @@ import Testing
         #expect(chained[path: "properties.b"] == 1)
     }
 
-    @Test func toStringFormatsNumbersLikeJavaScript() throws {
-        let e = try FilterFixture.event(#"{"type":"track","event":"e","properties":{"a":1.5,"b":-0.0,"c":100,"d":1e-7}}"#)
+    /// JavaScript's String(n): shortest round-trip digits, plain for 1e-6 ≤ |n| < 1e21.
+    @Test(arguments: [
+        ("1.5", "1.5"), ("-0.0", "0"), ("100", "100"), ("1e-7", "1e-7"), ("0.00001", "0.00001"),
+        ("0.000001", "0.000001"), ("1.5e-7", "1.5e-7"), ("-1.5e-7", "-1.5e-7"), ("9.5e18", "9500000000000000000"),
+        ("1e21", "1e+21"), ("1.5e21", "1.5e+21"), ("999999999999999900000", "999999999999999900000"),
+        ("123.456", "123.456"), ("0.1", "0.1"), ("12345678901234567890", "12345678901234567000"),
+        ("5e-324", "5e-324"), ("1.7976931348623157e308", "1.7976931348623157e+308"), ("1.50", "1.5"),
+        ("-42", "-42"), ("2.5e-6", "0.0000025"), ("123e-20", "1.23e-18"), ("0.30000000000000004", "0.30000000000000004"),
+    ])
+    func toStringFormatsNumbersLikeJavaScript(_ number: String, _ text: String) throws {
+        let e = try FilterFixture.event(#"{"type":"track","event":"e","properties":{"n":\#(number),"d":1e-7}}"#)
+        let out = try #require(FilterFixture.transform([
+            ["type": "map_properties", "config": ["map": ["properties.n": ["to_string": true]]]],
+        ], e))
+        #expect(out[path: "properties.n"] == .string(text), "String(\(number))")
+        #expect(out[path: "properties.d"] == 1e-7, "untouched")
+    }
+
+    @Test func mapBelowAnArrayLeavesTheArrayAsItWas() throws {
+        let e = try FilterFixture.event(#"{"type":"track","event":"e","properties":{"tags":["a",{"k":1}],"n":1}}"#)
         let out = try #require(FilterFixture.transform([
             ["type": "map_properties", "config": ["map": [
-                "properties.a": ["to_string": true], "properties.b": ["to_string": true],
-                "properties.c": ["to_string": true],
+                "properties.tags.k": ["set": "x"],
+                "properties.tags.k.deeper": ["set": "y"],
+                "properties.tags.first": ["copy": "properties.n"],
+                "properties.tags.1.k": ["set": 2],
             ]]],
         ], e))
-        #expect(out["properties"] == ["a": "1.5", "b": "0", "c": "100", "d": 1e-7])
+        #expect(out[path: "properties.tags"]?.serialized() == #"["a",{"k":2}]"#)
     }
 
     @Test func hashPropertiesIsANoOpAndUnchangedEventsAreReturnedAsIs() throws {

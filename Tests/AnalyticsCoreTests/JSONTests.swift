@@ -75,3 +75,38 @@ enum UUIDShape {
         #expect(JSON.string("").serialized() == #""""#)
     }
 }
+
+@Suite struct JSONUTF8Tests {
+    /// JSON text is UTF-8 (RFC 8259 §8.1): bad bytes in a string are an error at their offset,
+    /// never replaced by U+FFFD.
+    @Test(arguments: [
+        ([0x22, 0x61, 0xFF, 0x22], 2),                         // not a UTF-8 byte
+        ([0x22, 0xC0, 0x80, 0x22], 1),                         // overlong NUL
+        ([0x22, 0x61, 0xED, 0xA0, 0x80, 0x22], 2),             // encoded surrogate
+        ([0x22, 0xE2, 0x82, 0x22], 1),                         // truncated sequence
+        ([0x22, 0x5C, 0x6E, 0x62, 0xF5, 0x80, 0x80, 0x80, 0x22], 4),  // after an escape
+        ([0x7B, 0x22, 0x6B, 0xFF, 0x22, 0x3A, 0x31, 0x7D], 3),  // in a key
+    ] as [([UInt8], Int)])
+    func invalidUTF8IsAnErrorAtItsByte(_ bytes: [UInt8], _ offset: Int) {
+        #expect {
+            try JSON(parsing: bytes)
+        } throws: { error in
+            guard let e = error as? JSONParseError else { return false }
+            return e.offset == offset && e.message.hasPrefix("not valid UTF-8")
+        }
+    }
+
+    @Test func validMultiByteTextIsKept() throws {
+        let text = "\"é😀\\n中文\""
+        #expect(try JSON(parsing: Array(text.utf8)) == .string("é😀\n中文"))
+    }
+
+    @Test func errorsInMultiLineTextsNameLineAndColumn() {
+        #expect {
+            try JSON(parsing: "{\n  \"a\": 1,\n  \"é\": tru\n}")
+        } throws: { error in
+            guard let e = error as? JSONParseError else { return false }
+            return e.line == 3 && e.column == 8 && e.description.hasPrefix("invalid JSON at line 3, column 8 (byte 20)")
+        }
+    }
+}

@@ -417,12 +417,14 @@ struct LivePluginsTests {
         let plugins = try HostBinary.pluginsDirectory(in: dir)
         try FileManager.default.copyItem(atPath: try LiveLibrary.directory() + "/libliveplugins.so", toPath: plugins + "/libliveplugins.so")
         var settings = try String(contentsOfFile: FixtureBuilder.root + "/examples/settings.json", encoding: .utf8)
-        settings = settings.replacingOccurrences(of: "build/demo/file-destination.ndjson", with: dir + "/file.ndjson")
+        settings = settings.replacingOccurrences(of: "../build/demo/file-destination.ndjson", with: dir + "/file.ndjson")
+            .replacingOccurrences(of: "../build/demo/metrics.json", with: dir + "/metrics.json")
         try settings.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
         let result = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", plugins,
                                          "--storage", dir + "/storage", "--input", FixtureBuilder.root + "/examples/events.ndjson",
-                                         "--live-plugins", FixtureBuilder.root + "/examples/live.js"], in: dir)
-        #expect(result.status == 0, "\(result.stderr)")
+                                         "--live-plugins", FixtureBuilder.root + "/examples/live.js", "--drain-timeout", "0"], in: dir)
+        // 4: the demo's Segment.io events stay queued (no network here), as in `make run`.
+        #expect(result.status == 4, "\(result.stderr)")
         #expect(result.stderr.contains("LivePlugins: console: examples/live.js loaded"), "\(result.stderr)")
         #expect(result.stderr.contains(#"[analytics] track "Product Viewed""#))
         #expect(result.stderr.contains(#""product_id":"p-1""#) && !result.stderr.contains("product_did"), "FixProductViewed ran")

@@ -72,9 +72,10 @@ enum FixtureBuilder {
         var stderr: String
     }
 
-    static func capture(_ tool: String, _ arguments: [String], stdin: Data? = nil) throws -> ProcessOutput {
+    static func capture(_ tool: String, _ arguments: [String], stdin: Data? = nil, directory: String? = nil) throws -> ProcessOutput {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.arguments = arguments
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out

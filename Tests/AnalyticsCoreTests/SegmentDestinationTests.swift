@@ -193,6 +193,8 @@ import Testing
             ["ctrl": .string(String(repeating: "\u{1}", count: 100)), "quote": "\"\\/", "uni": "é€😀"],
             ["deep": ["list": [1, "two", ["three": [.null, false]]], "empty": [:]]],
             ["big": .string(String(repeating: "x", count: 10_000)), "keys \u{2}": "v"],
+            // Numbers keep their exact text, however long.
+            ["n": .number(JSONNumber(text: String(repeating: "9", count: 300))!)],
         ]
         for payload in samples {
             let size = JSON.object(payload).serializedBytes().count

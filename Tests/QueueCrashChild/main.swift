@@ -36,7 +36,7 @@ func eventIndex(_ event: ArraySlice<UInt8>) -> Int {
     guard let json = try? JSON(parsing: Array(event)), case .number(let value)? = json["i"] else {
         fail("unreadable event \(String(decoding: event, as: UTF8.self).prefix(80))")
     }
-    return Int(value)
+    return Int(value.value)
 }
 
 func now() -> Double {

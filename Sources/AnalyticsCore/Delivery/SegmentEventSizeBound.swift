@@ -1,5 +1,6 @@
 /// An upper bound of a payload's JSON text size, computed without encoding it: every string counts
-/// as if each of its bytes needed the longest escape (`\u00XX`, 6 bytes), every number as 32 bytes.
+/// as if each of its bytes needed the longest escape (`\u00XX`, 6 bytes), every number as 32 bytes
+/// (the longest spelling of a double) or as long as the exact text it keeps.
 /// Stops as soon as the bound passes the limit. A walk over an event's few dozen values costs a
 /// fraction of encoding it, so the caller's thread can afford it for every event.
 enum SegmentEventSizeBound {
@@ -25,7 +26,7 @@ enum SegmentEventSizeBound {
     private static func fits(_ value: JSON, _ budget: inout Int, _ preEncoded: PreEncodedObject?) -> Bool {
         switch value {
         case .null, .bool: budget -= 5
-        case .number: budget -= 32
+        case .number(let n): budget -= max(32, n.literal?.text.utf8.count ?? 0)
         case .string(let s): budget -= s.utf8.count * 6 + 2
         case .array(let items):
             budget -= 2

@@ -2,7 +2,9 @@
 /// usually) is inside a sample of `percent`.
 ///
 /// The function, fixed so that every run, process and machine agrees:
-/// 1. `text` = the value's compact JSON text as UTF-8 (so `"42"` and `42` differ);
+/// 1. `text` = the value's compact JSON text as UTF-8, numbers written from their value as
+///    JavaScript does (so `"42"` and `42` differ, `1.50` and `1.5` do not); a missing value
+///    (no member at the path) is the empty text, so every event without one gets the same answer;
 /// 2. `h` = 64-bit FNV-1a over those bytes (offset basis 0xcbf29ce484222325, prime 0x100000001b3);
 /// 3. `h` is passed through the 64-bit avalanche finalizer of MurmurHash3 (`h ^= h >> 33;
 ///    h *= 0xff51afd7ed558ccd; h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53; h ^= h >> 33`), because
@@ -15,11 +17,8 @@
 /// it is seeded randomly per process.
 public enum ConsistentSampler {
     /// The position of `value` in [0, 1).
-    public static func unitValue(of value: JSON) -> Double {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(48)
-        value.write(to: &bytes)
-        return unitValue(ofUTF8: bytes)
+    public static func unitValue(of value: JSON?) -> Double {
+        unitValue(ofUTF8: value?.javaScriptTextBytes() ?? [])
     }
 
     static func unitValue(ofUTF8 bytes: [UInt8]) -> Double {
@@ -37,7 +36,7 @@ public enum ConsistentSampler {
     }
 
     /// True when `value` falls inside a sample of `percent` (a fraction: 0.25 keeps a quarter).
-    public static func keeps(_ value: JSON, percent: Double) -> Bool {
+    public static func keeps(_ value: JSON?, percent: Double) -> Bool {
         if percent <= 0 { return false }
         if percent >= 1 { return true }
         return unitValue(of: value) < percent

@@ -44,10 +44,10 @@ indirect enum FilterExpression: Sendable {
         case .compare(let a, let b, let op):
             guard case .number(let x)? = a.value(payload), case .number(let y)? = b.value(payload) else { return false }
             switch op {
-            case .less: return x < y
-            case .lessOrEqual: return x <= y
-            case .greater: return x > y
-            case .greaterOrEqual: return x >= y
+            case .less: return x.value < y.value
+            case .lessOrEqual: return x.value <= y.value
+            case .greater: return x.value > y.value
+            case .greaterOrEqual: return x.value >= y.value
             }
         case .isIn(let x, let items):
             let v = x.value(payload)

@@ -87,6 +87,8 @@ struct FilterPath: Sendable, CustomStringConvertible {
 
     /// Stores `newValue` at this path, creating missing or non-container intermediate steps as
     /// objects (or arrays when the next segment is an index), as the server's map transformer does.
+    /// A step that names a key (not an index) of an array writes nothing and leaves the array as it
+    /// was: in JavaScript that key becomes a property of the array, which its JSON does not show.
     func set(_ newValue: JSON, in payload: inout JSONObject) {
         guard let first = segments.first else { return }
         if segments.count == 1 { payload[first.key] = newValue; return }
@@ -98,7 +100,9 @@ struct FilterPath: Sendable, CustomStringConvertible {
         guard let segment = rest.first else { value = newValue; return }
         let after = rest.dropFirst()
         switch value {
-        case .array(var a) where segment.index != nil:
+        case .array where segment.index == nil:
+            return
+        case .array(var a):
             let i = segment.index!
             value = .null
             while a.count <= i { a.append(after.isEmpty ? .null : emptyContainer(for: after.first!)) }

@@ -4,20 +4,20 @@ import Glibc
 /// evaluates filters in JavaScript. A value is `JSON?`: nil is JavaScript's `undefined` (a
 /// missing path), distinct from JSON `null`.
 enum FilterSemantics {
-    /// `=`: objects, arrays and null on both sides compare by their JSON text (so key order
-    /// matters, as on the server); everything else is strict equality — `1` ≠ `"1"`, `1` = `1.0`,
+    /// `=`: objects, arrays and null on both sides compare by their JSON text as JavaScript writes
+    /// it (so key order matters, as on the server, and numbers by value); everything else is strict equality — `1` ≠ `"1"`, `1` = `1.0`,
     /// NaN equals nothing, two missing values are equal, `null` ≠ missing. Strings compare by
     /// their exact characters (no Unicode normalisation, like JavaScript's `===`).
     static func equal(_ a: JSON?, _ b: JSON?) -> Bool {
         guard let a, let b else { return a == nil && b == nil }
         switch (a, b) {
         case (.string(let x), .string(let y)): return exactlyEqual(x, y)
-        case (.number(let x), .number(let y)): return x == y
+        case (.number(let x), .number(let y)): return x.value == y.value
         case (.bool(let x), .bool(let y)): return x == y
         case (.null, .null): return true
         case (.null, .array), (.null, .object), (.array, .null), (.object, .null),
             (.array, .array), (.array, .object), (.object, .array), (.object, .object):
-            return a.serializedBytes() == b.serializedBytes()
+            return a.javaScriptTextBytes() == b.javaScriptTextBytes()
         default: return false
         }
     }
@@ -49,7 +49,7 @@ enum FilterSemantics {
         switch v {
         case nil, .null?: return false
         case .bool(let b)?: return b
-        case .number(let n)?: return n != 0 && !n.isNaN
+        case .number(let n)?: return n.value != 0 && !n.value.isNaN
         case .string(let s)?: return !s.isEmpty
         case .array?, .object?: return true
         }

@@ -87,7 +87,7 @@ enum FilterTransformer: Sendable {
             case let other?:
                 throw Failure(position: ".config.sample.path", reason: "the sample path must be a string, found \(JSON.kindName(other))")
             }
-            return .sample(percent: percent, path: path)
+            return .sample(percent: percent.value, path: path)
         case "map_properties":
             var actions: [MapAction] = []
             for (target, spec) in try configObject("map") {
@@ -158,10 +158,11 @@ enum FilterTransformer: Sendable {
             if percent <= 0 { return .dropped("sample_event at 0%") }
             if percent >= 1 { return .kept(changed: false) }
             let keep: Bool
-            if let path, let value = path.value(in: payload) {
-                keep = ConsistentSampler.keeps(value, percent: percent)
+            if let path {
+                // A missing value is hashed too (as nothing), so those events all get one answer.
+                keep = ConsistentSampler.keeps(path.value(in: payload), percent: percent)
             } else {
-                // No path, or no value there: a fair coin of the right weight.
+                // No path: a fair coin of the right weight.
                 keep = random() < percent
             }
             return keep ? .kept(changed: false) : .dropped("sampled out by sample_event at \(percent * 100)%")
@@ -256,14 +257,12 @@ enum FilterTransformer: Sendable {
         }
     }
 
-    /// `to_string`: numbers and booleans become their text; strings, objects, arrays, null and
-    /// missing values are left alone.
+    /// `to_string`: numbers and booleans become their text as JavaScript's `String(x)` writes it
+    /// (numbers from their value); strings, objects, arrays, null and missing values are left alone.
     private static func scalarText(_ value: JSON?) -> String? {
         switch value {
         case .bool(let b)?: return b ? "true" : "false"
-        case .number(let n)?:
-            if n.rounded() == n, abs(n) < 9.0e18 { return String(Int64(n)) }
-            return n.description
+        case .number(let n)?: return JavaScriptNumberText.string(n.value)
         default: return nil
         }
     }

@@ -1,15 +1,18 @@
-/// A compiled glob for the filter language's `match`: `*` matches any run of characters
-/// (including `/`; a filter glob is not a file path), `?` exactly one, `[a-z]` one in a set,
-/// `[^a-z]` / `[!a-z]` one outside it, and `\` makes the next character literal (also inside
-/// a set). The whole string must match.
+/// A compiled glob for the filter language's `match`, with the syntax of Go's `path.Match` as
+/// Segment's reference (tsub) uses it: `*` matches any run of characters (including `/`; a filter
+/// glob is not a file path), `?` exactly one, `[a-z]` one in a set, `[^a-z]` one outside it, and
+/// `\` makes the next character literal (also inside a set). Only `^` negates: `[!O]` is the set
+/// of `!` and `O`. A reversed range (`[z-a]`) is empty: it matches nothing (and `[^z-a]` any
+/// character). The whole string must match.
 ///
-/// A "character" is a Unicode scalar, so `?` matches `é` or `😀` as one. Matching runs on the
-/// UTF-8 bytes without allocating; it is the classic linear-backtracking wildcard match
-/// (only the latest `*` is retried), so a hostile pattern costs O(pattern × text), never more.
+/// A "character" is a Unicode scalar, so `?` matches `é` or `😀` as one (the reference, in
+/// JavaScript, takes one UTF-16 unit). Matching runs on the UTF-8 bytes without allocating; it is
+/// the classic linear-backtracking wildcard match (only the latest `*` is retried), so a hostile
+/// pattern costs O(pattern × text), never more.
 ///
-/// Malformed patterns — an unterminated or empty set (`[`, `[]`; write `\]` for a literal `]`),
-/// a reversed range (`[z-a]`), a trailing `\` — do not compile; callers treat them as
-/// "never matches".
+/// Malformed patterns — an unterminated or empty set (`[`, `[]`; write `\]` for a literal `]`), a
+/// set member that is an unescaped `-` or `]` (`[-a]`, `[O-]`: a range with no upper end), a
+/// trailing `\` — do not compile; callers treat them as "never matches", as the reference does.
 struct GlobPattern: Sendable {
     enum Token: Sendable {
         /// One or more literal scalars, as UTF-8.
@@ -63,33 +66,33 @@ struct GlobPattern: Sendable {
     private static func parseSet(_ s: [Unicode.Scalar], from start: Int) -> (Token, Int)? {
         var i = start
         var negated = false
-        if i < s.count, s[i] == "^" || s[i] == "!" { negated = true; i += 1 }
+        if i < s.count, s[i] == "^" { negated = true; i += 1 }
         var ranges: [ClosedRange<UInt32>] = []
-        /// One member character, honouring `\`; nil at the end of the pattern.
+        var members = 0
+        /// One member character, honouring `\`; nil when malformed: at the end of the pattern, an
+        /// unescaped `-` or `]`, or nothing after it (the set cannot be closed).
         func member() -> Unicode.Scalar? {
-            guard i < s.count else { return nil }
-            if s[i] == "\\" {
-                guard i + 1 < s.count else { return nil }
-                i += 2
-                return s[i - 1]
-            }
+            guard i < s.count, s[i] != "-", s[i] != "]" else { return nil }
+            if s[i] == "\\" { i += 1 }
+            guard i + 1 < s.count else { return nil }
             i += 1
             return s[i - 1]
         }
         while true {
             guard i < s.count else { return nil }  // unterminated
-            if s[i] == "]" {
-                guard !ranges.isEmpty else { return nil }  // empty set
+            if s[i] == "]" && members > 0 {
                 return (.set(negated: negated, ranges: ranges), i + 1)
             }
             guard let lo = member() else { return nil }
-            if i + 1 < s.count, s[i] == "-", s[i + 1] != "]" {
+            var hi = lo
+            if s[i] == "-" {
                 i += 1
-                guard let hi = member(), lo.value <= hi.value else { return nil }
-                ranges.append(lo.value...hi.value)
-            } else {
-                ranges.append(lo.value...lo.value)
+                guard let upper = member() else { return nil }
+                hi = upper
             }
+            // A reversed range is empty, not an error.
+            if lo.value <= hi.value { ranges.append(lo.value...hi.value) }
+            members += 1
         }
     }
 

@@ -7,6 +7,18 @@ public struct RoutingRuleProblem: Sendable, Equatable, CustomStringConvertible {
     /// Where in the settings, e.g. `middlewareSettings.routingRules[2].matchers[0].ir`.
     public let path: String
     public let reason: String
+    /// The rule's `destinationName` (nil: a global rule, or none could be read).
+    public internal(set) var destinationName: String?
+    /// Index of the matcher (and of its transformer list) the problem is in, if any.
+    public let matcherIndex: Int?
+
+    init(ruleIndex: Int?, path: String, reason: String, destinationName: String? = nil, matcherIndex: Int? = nil) {
+        self.ruleIndex = ruleIndex
+        self.path = path
+        self.reason = reason
+        self.destinationName = destinationName
+        self.matcherIndex = matcherIndex
+    }
 
     public var description: String { "\(path): \(reason)" }
 }

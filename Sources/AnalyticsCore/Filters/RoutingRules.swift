@@ -112,9 +112,15 @@ public struct RoutingRules: Sendable {
 
     private static func compileRule(_ json: JSON, index: Int, path: String, problems: inout [RoutingRuleProblem]) -> Rule {
         var firstReason: String?
-        func problem(_ at: String, _ reason: String) {
-            problems.append(RoutingRuleProblem(ruleIndex: index, path: at, reason: reason))
+        let firstProblem = problems.count
+        func problem(_ at: String, _ reason: String, matcher: Int? = nil) {
+            problems.append(RoutingRuleProblem(ruleIndex: index, path: at, reason: reason, matcherIndex: matcher))
             if firstReason == nil { firstReason = "\(at): \(reason)" }
+        }
+        defer {
+            if case .string(let name)? = json["destinationName"] {
+                for i in firstProblem..<problems.count { problems[i].destinationName = name }
+            }
         }
 
         guard case .object(let o) = json else {
@@ -153,7 +159,7 @@ public struct RoutingRules: Sendable {
             var matcher = Matcher.never
             switch compileMatcher(matcherJSON) {
             case .success(let m): matcher = m
-            case .failure(let f): problem(matcherPath + f.position, f.reason)
+            case .failure(let f): problem(matcherPath + f.position, f.reason, matcher: i)
             }
             var transformers: [FilterTransformer] = []
             if i < transformerLists.count {
@@ -164,11 +170,11 @@ public struct RoutingRules: Sendable {
                         do throws(FilterTransformer.Failure) {
                             transformers.append(try FilterTransformer.compile(t))
                         } catch {
-                            problem("\(listPath)[\(j)]\(error.position)", error.reason)
+                            problem("\(listPath)[\(j)]\(error.position)", error.reason, matcher: i)
                         }
                     }
                 case let other:
-                    problem(listPath, "expected an array of transformers, found \(JSON.kindName(other))")
+                    problem(listPath, "expected an array of transformers, found \(JSON.kindName(other))", matcher: i)
                 }
             }
             steps.append(Step(matcher: matcher, transformers: transformers))

@@ -1,24 +1,26 @@
 /// A JSON value: the one type that events, properties, traits, context, integration options and
 /// settings are made of, so that nothing in the public API needs `Any`.
 ///
-/// Numbers are IEEE doubles, as in JavaScript and on Segment's servers; objects keep their key
-/// order (see ``JSONObject``) so that a payload round-trips to the same text.
+/// Numbers are IEEE doubles, as in JavaScript and on Segment's servers, that remember the text
+/// they were read from when the double alone would not reproduce it (see ``JSONNumber``); objects
+/// keep their key order (see ``JSONObject``) so that a payload round-trips to the same text.
 public enum JSON: Sendable, Hashable {
     case null
     case bool(Bool)
-    case number(Double)
+    case number(JSONNumber)
     case string(String)
     case array([JSON])
     case object(JSONObject)
 
+    /// A number from a double (numbers built in code; the parser keeps exact text where needed).
+    public static func number(_ value: Double) -> JSON { .number(JSONNumber(value)) }
+
     // MARK: Typed access
 
     public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
-    public var doubleValue: Double? { if case .number(let n) = self { return n }; return nil }
-    public var intValue: Int? {
-        if case .number(let n) = self, n.rounded() == n, abs(n) < 9.2e18 { return Int(n) }
-        return nil
-    }
+    public var doubleValue: Double? { if case .number(let n) = self { return n.value }; return nil }
+    public var numberValue: JSONNumber? { if case .number(let n) = self { return n }; return nil }
+    public var intValue: Int? { if case .number(let n) = self { return n.intValue }; return nil }
     public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
     public var arrayValue: [JSON]? { if case .array(let a) = self { return a }; return nil }
     public var objectValue: JSONObject? { if case .object(let o) = self { return o }; return nil }
@@ -75,7 +77,7 @@ public enum JSON: Sendable, Hashable {
     /// True when every number inside is finite (JSON cannot carry NaN or infinities).
     public var isFinite: Bool {
         switch self {
-        case .number(let n): return n.isFinite
+        case .number(let n): return n.value.isFinite
         case .array(let a): return a.allSatisfy(\.isFinite)
         case .object(let o): return o.values.allSatisfy(\.isFinite)
         default: return true
@@ -91,7 +93,7 @@ extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressibl
 {
     public init(nilLiteral: ()) { self = .null }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    public init(integerLiteral value: Int) { self = .number(JSONNumber(value)) }
     public init(floatLiteral value: Double) { self = .number(value) }
     public init(stringLiteral value: String) { self = .string(value) }
     public init(arrayLiteral elements: JSON...) { self = .array(elements) }
@@ -122,7 +124,7 @@ extension JSON: Codable {
         switch self {
         case .null: try c.encodeNil()
         case .bool(let b): try c.encode(b)
-        case .number(let n): try c.encode(n)
+        case .number(let n): try c.encode(n.value)
         case .string(let s): try c.encode(s)
         case .array(let a): try c.encode(a)
         case .object(let o):

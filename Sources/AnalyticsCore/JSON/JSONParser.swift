@@ -1,10 +1,34 @@
 import Foundation
 
-/// Why a JSON text could not be read: what went wrong and at which byte.
+/// Why a JSON text could not be read: what went wrong and where — the byte offset, and the line
+/// and column (1-based; the column counts characters) for texts that people edit.
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     public var offset: Int
-    public var description: String { "invalid JSON at byte \(offset): \(message)" }
+    public var line: Int
+    public var column: Int
+
+    public init(message: String, offset: Int, line: Int = 1, column: Int? = nil) {
+        self.message = message
+        self.offset = offset
+        self.line = line
+        self.column = column ?? offset + 1
+    }
+
+    /// One-line texts (an NDJSON line) name the byte; others the line and column.
+    public var description: String {
+        line == 1 ? "invalid JSON at byte \(offset): \(message)"
+            : "invalid JSON at line \(line), column \(column) (byte \(offset)): \(message)"
+    }
+
+    /// Line and column of `offset` in `buffer`, computed only when there is an error to report.
+    static func locate(_ offset: Int, in buffer: UnsafeBufferPointer<UInt8>) -> (line: Int, column: Int) {
+        var line = 1, column = 1
+        for b in buffer.prefix(min(offset, buffer.count)) {
+            if b == 0x0A { line += 1; column = 1 } else if b & 0xC0 != 0x80 { column += 1 }
+        }
+        return (line, column)
+    }
 }
 
 extension JSON {
@@ -38,7 +62,9 @@ extension JSON {
             if p.pos != p.end { throw p.fail("unexpected text after the value") }
             return .success(value)
         } catch {
-            return .failure(error)
+            var located = error
+            (located.line, located.column) = JSONParseError.locate(error.offset, in: buffer)
+            return .failure(located)
         }
     }
 }
@@ -149,19 +175,30 @@ struct JSONByteParser {
         return items
     }
 
+    /// Strings must be valid UTF-8 (RFC 8259 §8.1): bad bytes are an error naming their offset,
+    /// not silently replaced. ASCII — most strings — is known valid from the scan itself.
     mutating func parseString() throws(JSONParseError) -> String {
         pos += 1
         let start = pos
+        var high: UInt8 = 0
         // Fast path: no escapes.
         while pos < end {
             let c = byte(pos)
             if c == UInt8(ascii: "\"") {
-                let s = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
+                let raw = UnsafeBufferPointer(start: base! + start, count: pos - start)
+                let s: String
+                if high < 0x80 {
+                    s = String(decoding: raw, as: UTF8.self)
+                } else {
+                    guard let valid = String(validating: raw, as: UTF8.self) else { throw invalidUTF8(from: start) }
+                    s = valid
+                }
                 pos += 1
                 return s
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw fail("control character in string") }
+            high |= c
             pos += 1
         }
         var bytes = [UInt8](UnsafeBufferPointer(start: base! + start, count: pos - start))
@@ -169,8 +206,14 @@ struct JSONByteParser {
             let c = byte(pos)
             if c == UInt8(ascii: "\"") {
                 pos += 1
-                return String(decoding: bytes, as: UTF8.self)
+                if high < 0x80 { return String(decoding: bytes, as: UTF8.self) }
+                guard let valid = String(validating: bytes, as: UTF8.self) else {
+                    pos -= 1
+                    throw invalidUTF8(from: start)
+                }
+                return valid
             }
+            high |= c
             if c < 0x20 { throw fail("control character in string") }
             if c != UInt8(ascii: "\\") { bytes.append(c); pos += 1; continue }
             pos += 1
@@ -213,6 +256,20 @@ struct JSONByteParser {
         throw fail("unterminated string")
     }
 
+    /// The error for a string starting at `start` that is not valid UTF-8, at its first bad byte.
+    func invalidUTF8(from start: Int) -> JSONParseError {
+        var i = start
+        while i < pos {
+            let c = byte(i)
+            let n = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0
+            guard n > 0, i + n <= pos,
+                  String(validating: UnsafeBufferPointer(start: base! + i, count: n), as: UTF8.self) != nil
+            else { break }
+            i += n
+        }
+        return JSONParseError(message: "not valid UTF-8 (byte 0x\(String(byte(min(i, end - 1)), radix: 16)))", offset: i)
+    }
+
     mutating func hex4() throws(JSONParseError) -> UInt32 {
         guard end - pos >= 4 else { throw fail("truncated \\u escape") }
         var v: UInt32 = 0
@@ -236,12 +293,15 @@ struct JSONByteParser {
         bytes.append(contentsOf: UTF8.encode(scalar)!)
     }
 
-    mutating func parseNumber() throws(JSONParseError) -> Double {
+    /// A number and, when the writer would not spell its double the same way, its text (see
+    /// ``JSONNumber``). Short integers and plain decimals with at most 15 significant digits are
+    /// decided by their syntax alone; only the rest (long integers, exponents, trailing zeros)
+    /// pay for a comparison.
+    mutating func parseNumber() throws(JSONParseError) -> JSONNumber {
         let start = pos
         if byte(pos) == UInt8(ascii: "-") { pos += 1 }
         guard pos < end, (48...57).contains(byte(pos)) else { throw fail("invalid number") }
         var integer: Int64 = 0
-        var simple = true
         var digits = 0
         if byte(pos) == UInt8(ascii: "0") {
             pos += 1
@@ -252,28 +312,49 @@ struct JSONByteParser {
                 pos += 1
             }
         }
+        var fractionDigits = 0
+        var fractionLeadingZeros = 0
+        var fractionEndsInZero = false
         if pos < end, byte(pos) == UInt8(ascii: ".") {
-            simple = false
             pos += 1
             guard pos < end, (48...57).contains(byte(pos)) else { throw fail("invalid number: digit expected after '.'") }
-            while pos < end, (48...57).contains(byte(pos)) { pos += 1 }
+            var leading = true
+            while pos < end, (48...57).contains(byte(pos)) {
+                if leading { if byte(pos) == 48 { fractionLeadingZeros += 1 } else { leading = false } }
+                fractionDigits += 1
+                pos += 1
+            }
+            fractionEndsInZero = byte(pos - 1) == 48
         }
+        var exponent = false
         if pos < end, byte(pos) | 0x20 == UInt8(ascii: "e") {
-            simple = false
+            exponent = true
             pos += 1
             if pos < end, byte(pos) == UInt8(ascii: "+") || byte(pos) == UInt8(ascii: "-") { pos += 1 }
             guard pos < end, (48...57).contains(byte(pos)) else { throw fail("invalid number: digit expected in exponent") }
             while pos < end, (48...57).contains(byte(pos)) { pos += 1 }
         }
-        if simple && digits <= 15 {
+        let negative = byte(start) == UInt8(ascii: "-")
+        if fractionDigits == 0 && !exponent && digits <= 15 {
+            // Written back as the same digits ("-0" included).
             let v = Double(integer)
-            return byte(start) == UInt8(ascii: "-") ? (integer == 0 ? -0.0 : -v) : v
+            return JSONNumber(negative ? (integer == 0 ? -0.0 : -v) : v)
         }
         let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
         guard let v = Double(text) else { throw fail("invalid number") }
         // A double holds no larger magnitude: refused rather than read as infinity, which has no
         // JSON spelling and would come out as `null`.
         guard v.isFinite else { throw fail("number out of range") }
-        return v
+        if fractionDigits == 0 && !exponent {
+            // 16 digits or more: the writer would use an exponent, so the digits are kept.
+            return JSONNumber(value: v, differingText: text)
+        }
+        if !exponent && !fractionEndsInZero && digits <= 15 {
+            // A plain decimal of at most 15 significant digits is the shortest text of its double,
+            // and Swift writes it the same way from 1e-4 up (below 2^53).
+            let significant = digits > 0 ? digits + fractionDigits : fractionDigits - fractionLeadingZeros
+            if significant <= 15 && (digits > 0 || fractionLeadingZeros <= 3) { return JSONNumber(v) }
+        }
+        return JSONNumber(value: v, text: text)
     }
 }

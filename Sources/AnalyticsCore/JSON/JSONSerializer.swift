@@ -12,6 +12,14 @@ extension JSON {
         return writer.finish()
     }
 
+    /// The text JavaScript's `JSON.stringify` would give after `JSON.parse` for numbers: each from
+    /// its double, kept texts ignored, `-0` as `0` (the filter language compares objects this way).
+    func javaScriptTextBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 512, numbersByValue: true)
+        writer.write(self)
+        return writer.finish()
+    }
+
     /// Appends this value's JSON text to `out`.
     public func write(to out: inout [UInt8]) {
         var writer = JSONWriter(capacity: 512)
@@ -32,8 +40,12 @@ struct JSONWriter: ~Copyable {
     /// Read once per value written (it is behind a lock).
     private let fragment = PreEncodedObject.current
 
-    init(capacity: Int) {
+    /// Numbers written from their double alone (see ``JSON/javaScriptTextBytes()``).
+    private let numbersByValue: Bool
+
+    init(capacity: Int, numbersByValue: Bool = false) {
         self.capacity = capacity
+        self.numbersByValue = numbersByValue
         buffer = .allocate(capacity: capacity)
     }
 
@@ -86,7 +98,9 @@ struct JSONWriter: ~Copyable {
         switch value {
         case .null: literal("null")
         case .bool(let b): if b { literal("true") } else { literal("false") }
-        case .number(let n): number(n)
+        case .number(let n):
+            if numbersByValue { number(n.value == 0 ? 0 : n.value) }
+            else if let literal = n.literal { raw(literal.text) } else { number(n.value) }
         case .string(let s): string(s)
         case .array(let a):
             byte(UInt8(ascii: "["))
@@ -103,7 +117,7 @@ struct JSONWriter: ~Copyable {
     }
 
     private mutating func object(_ o: JSONObject) {
-        if let fragment, fragment.matches(o) {
+        if !numbersByValue, let fragment, fragment.matches(o) {
             fragment.bytes.withUnsafeBufferPointer { b in
                 reserve(b.count)
                 (buffer + count).initialize(from: b.baseAddress!, count: b.count)
@@ -123,15 +137,20 @@ struct JSONWriter: ~Copyable {
         byte(UInt8(ascii: "}"))
     }
 
-    /// Integers print without a fraction ("42", not "42.0"); other values use Swift's shortest
-    /// round-tripping form. NaN and infinities have no JSON spelling and print as null (calls with
-    /// them are rejected before they get here).
+    /// Writes ``JSONNumber/canonicalText(_:)`` (the two must agree: the parser keeps a number's
+    /// text exactly when they differ). Integers print without a fraction ("42", not "42.0"), `-0`
+    /// keeps its sign; other values use Swift's shortest round-tripping form. NaN and infinities
+    /// have no JSON spelling and print as null (calls with them are rejected before they get here).
     private mutating func number(_ n: Double) {
         guard n.isFinite else { literal("null"); return }
         if n.rounded() == n && abs(n) < 1e15 {
             var v = Int64(n)
             reserve(17)
-            if v == 0 { buffer[count] = UInt8(ascii: "0"); count += 1; return }
+            if v == 0 {
+                if n.sign == .minus { buffer[count] = UInt8(ascii: "-"); count += 1 }
+                buffer[count] = UInt8(ascii: "0"); count += 1
+                return
+            }
             if v < 0 { buffer[count] = UInt8(ascii: "-"); count += 1; v = -v }
             var digits = 0
             var t = v
@@ -141,7 +160,12 @@ struct JSONWriter: ~Copyable {
             count += digits
             return
         }
-        var text = n.description
+        raw(n.description)
+    }
+
+    /// Text copied as it is (a number's kept literal, already valid JSON).
+    private mutating func raw(_ text: String) {
+        var text = text
         text.withUTF8 { u in
             reserve(u.count)
             (buffer + count).initialize(from: u.baseAddress!, count: u.count)

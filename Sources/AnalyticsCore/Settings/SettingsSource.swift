@@ -6,7 +6,8 @@ public struct SettingsSourceConfiguration: Sendable {
     /// Settings host: `cdn-settings.segment.com` (https assumed) or a full base such as
     /// `http://127.0.0.1:8080`. Settings are read from `<cdnHost>/v1/projects/<writeKey>/settings`.
     public var cdnHost: String
-    /// When set, settings are read from this JSON file (CDN shape) instead of the network.
+    /// When set, settings are read from this JSON file (CDN shape) instead of the network; relative
+    /// `path` options of its integrations are relative to the file (see `SettingsFilePaths`).
     public var localFile: String?
     /// Directory for the on-disk cache of the last good fetched settings (nil: no cache).
     public var storageDirectory: String?
@@ -82,7 +83,9 @@ public final class SettingsSource: Sendable {
         var problems: [SettingsProblem] = []
         if let file = configuration.localFile {
             switch readDocument(atPath: file, source: "file \(file)") {
-            case .success(let s): return SettingsLoadResult(settings: s, origin: .file(file), problems: [])
+            case .success(let s):
+                let resolved = SettingsFilePaths.resolve(s, relativeTo: SettingsFilePaths.directory(ofFile: file))
+                return SettingsLoadResult(settings: resolved, origin: .file(file), problems: [])
             case .failure(let e): problems += e.problems
             }
         } else {

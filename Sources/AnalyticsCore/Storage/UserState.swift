@@ -30,8 +30,9 @@ struct UserState: Sendable, Equatable {
     }
 }
 
-/// Reads and writes the user state file; writes go to a temporary file renamed into place, so a
-/// crash never leaves half a file.
+/// Reads and writes the user state file; writes go to a temporary file that is synced and then
+/// renamed into place, so a crash (or a power loss) leaves the old file or the new one, never half
+/// of one.
 struct UserStore: Sendable {
     let path: String
 
@@ -51,9 +52,19 @@ struct UserStore: Sendable {
 
     func save(_ state: UserState) throws {
         let tmp = path + ".tmp"
-        try Data(state.json.serializedBytes()).write(to: URL(fileURLWithPath: tmp))
-        guard rename(tmp, path) == 0 else {
-            throw AnalyticsError.storage("cannot replace \(path): \(String(cString: strerror(errno)))")
+        func failure(_ what: String) -> AnalyticsError { .storage("cannot \(what): \(String(cString: strerror(errno)))") }
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw failure("create \(tmp)") }
+        let bytes = state.json.serializedBytes()
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { let e = failure("write \(tmp)"); close(fd); throw e }
+            written += n
         }
+        guard fsync(fd) == 0 else { let e = failure("sync \(tmp)"); close(fd); throw e }
+        close(fd)
+        guard rename(tmp, path) == 0 else { throw failure("replace \(path)") }
     }
 }

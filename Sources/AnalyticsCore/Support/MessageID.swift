@@ -1,15 +1,18 @@
-import Synchronization
+import Glibc
 
 /// Random version-4 UUID text for `messageId` and `anonymousId`.
 ///
 /// The bits come from xoshiro256** seeded once from the system generator: asking the kernel for
 /// randomness on every event cost more than the rest of the call. 122 random bits per id keep
 /// collisions out of reach.
+///
+/// `fork()` copies the generator's state into the child, which would then repeat the parent's
+/// ids. A `pthread_atfork` handler reseeds the child from the system generator; it also holds the
+/// generator's lock across the fork, so a child can never inherit it locked by a thread that no
+/// longer exists there.
 public enum MessageID {
-    private static let state = Locked(Xoshiro256())
-
     public static func make() -> String {
-        let (a0, b0) = state.withLock { rng in (rng.next(), rng.next()) }
+        let (a0, b0) = randomWords()
         let a = (a0 & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
         let b = (b0 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
         let hex: StaticString = "0123456789ABCDEF"
@@ -24,6 +27,42 @@ public enum MessageID {
             }
             return 36
         }
+    }
+
+    /// The next 128 random bits of this process (no allocation: usable right after `fork()`).
+    static func randomWords() -> (UInt64, UInt64) {
+        let g = ForkSafeGenerator.shared
+        pthread_mutex_lock(g.lock)
+        defer { pthread_mutex_unlock(g.lock) }
+        return (g.state.pointee.next(), g.state.pointee.next())
+    }
+}
+
+/// The process's generator: state and lock at fixed addresses that the fork handlers (plain C
+/// functions) reach through `shared`.
+final class ForkSafeGenerator: @unchecked Sendable {
+    let lock: UnsafeMutablePointer<pthread_mutex_t>
+    let state: UnsafeMutablePointer<Xoshiro256>
+
+    /// Created (and the fork handlers registered) on first use.
+    static let shared: ForkSafeGenerator = {
+        let g = ForkSafeGenerator()
+        pthread_atfork(
+            { pthread_mutex_lock(ForkSafeGenerator.shared.lock) },
+            { pthread_mutex_unlock(ForkSafeGenerator.shared.lock) },
+            {
+                let g = ForkSafeGenerator.shared
+                g.state.pointee = Xoshiro256()
+                pthread_mutex_unlock(g.lock)
+            })
+        return g
+    }()
+
+    private init() {
+        lock = .allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+        state = .allocate(capacity: 1)
+        state.initialize(to: Xoshiro256())
     }
 }
 

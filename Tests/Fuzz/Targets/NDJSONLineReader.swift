@@ -3,7 +3,8 @@
 // rest (none when the first byte is below 0x80, else up to 65534), so lines straddle the reader's
 // 64 KiB blocks at every offset.
 // Property: the lines handed out are exactly the input split at "\n", without one trailing "\r"
-// each, a last line without "\n" included, and the line count matches.
+// each, a last line without "\n" included, and the line count matches; a line over the limit is
+// handed out as too long (its length) instead, and nothing over the limit is ever handed out.
 // libfuzzer-options: -max_len=4096
 @testable import analytics_host
 import Glibc
@@ -37,12 +38,22 @@ public func fuzzNDJSONLineReader(_ data: UnsafePointer<UInt8>?, _ size: Int) -> 
     let fd = open(scratch, O_RDONLY)
     guard fd >= 0 else { fuzzFail("cannot open \(scratch)") }
     defer { close(fd) }
-    var reader = LineReader(fd: fd)
+    // A small limit so that over-long lines (skipped, reported by length) are exercised too.
+    let limit = 1_000
+    var reader = LineReader(fd: fd, maximumLineBytes: limit, block: 4_096)
     var got = 0
-    while reader.next({ line in
+    while reader.next({ next in
         fuzzCheck(got < expected.count, "more lines than the input holds (\(expected.count))")
-        fuzzCheck(Array(line) == Array(expected[got]),
-                  "line \(got + 1): \(line.count) bytes handed out, \(expected[got].count) expected")
+        switch next {
+        case .text(let line):
+            fuzzCheck(Array(line) == Array(expected[got]),
+                      "line \(got + 1): \(line.count) bytes handed out, \(expected[got].count) expected")
+            fuzzCheck(line.count <= limit, "line \(got + 1): \(line.count) bytes handed out, over the limit")
+        case .tooLong(let bytes):
+            fuzzCheck(expected[got].count > limit, "line \(got + 1): \(expected[got].count) bytes refused as too long")
+            fuzzCheck(bytes >= expected[got].count && bytes <= expected[got].count + 1,
+                      "line \(got + 1): reported \(bytes) bytes for \(expected[got].count)")
+        }
         got += 1
     }) {}
     fuzzCheck(got == expected.count, "\(got) lines handed out, \(expected.count) in the input")
