@@ -107,7 +107,7 @@ public final class Signals: EventPlugin, @unchecked Sendable {
 
     /// Emits a user-defined signal from any Encodable value (it must encode as an object).
     @discardableResult
-    public func emit(userDefined value: some Encodable) throws -> Signal? {
+    public func emit(encoding value: some Encodable) throws -> Signal? {
         let json = try JSON(parsing: JSONEncoder().encode(value))
         guard case .object(let o) = json else { throw SignalError("a user-defined signal's data must encode as an object, found \(JSON.kindName(json))") }
         return emit(userDefined: o)
@@ -278,6 +278,15 @@ public final class Signals: EventPlugin, @unchecked Sendable {
             condition.unlock()
 
             var dispatched = 0, delivered = 0, shed = 0, relays = 0
+            func publish() {
+                condition.lock()
+                counters.dispatched += dispatched
+                counters.delivered += delivered
+                counters.shedBeforeReady += shed
+                counters.relays += relays
+                condition.unlock()
+                dispatched = 0; delivered = 0; shed = 0; relays = 0
+            }
             for item in items {
                 switch item {
                 case .signal(let signal):
@@ -311,6 +320,7 @@ public final class Signals: EventPlugin, @unchecked Sendable {
                     relay(); relays += 1
                     let deadline = monotonicSeconds() + timeout
                     for b in broadcasters { _ = b.flush(timeout: max(0.01, deadline - monotonicSeconds())) }
+                    publish()
                     group.leave()
                 case .broadcasters(let replacement):
                     relay(); relays += 1
@@ -321,13 +331,7 @@ public final class Signals: EventPlugin, @unchecked Sendable {
             }
             items.removeAll(keepingCapacity: items.capacity <= 4096)
             if monotonicSeconds() - lastRelay >= config.relayInterval { relay(); relays += 1 }
-
-            condition.lock()
-            counters.dispatched += dispatched
-            counters.delivered += delivered
-            counters.shedBeforeReady += shed
-            counters.relays += relays
-            condition.unlock()
+            publish()
         }
         for b in broadcasters { b.shutdown() }
         for s in subscribers { s.release?() }
