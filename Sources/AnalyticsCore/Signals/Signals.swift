@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import Synchronization
 
 /// A client's signals: the breadcrumbs an app leaves (navigation, interactions, network traffic,
 /// local data, its own analytics calls, anything user-defined) on their way to the JavaScript
@@ -43,6 +45,9 @@ public final class Signals: EventPlugin, @unchecked Sendable {
     private var stopping = false
     private var consumerWaiting = false
     private var lastBroadcastersSetting: JSON?
+    private var registry: [UInt64: SignalSubscriber] = [:]
+    /// pthread_self() of the signals thread, to recognise calls made from inside a delivery.
+    private let signalsThread = Atomic<UInt>(0)
 
     // Only on the signals thread.
     private var broadcasters: [SignalBroadcaster]
@@ -170,7 +175,9 @@ public final class Signals: EventPlugin, @unchecked Sendable {
         guard !stopping else { return nil }
         let id = nextSubscriberId
         nextSubscriberId += 1
-        queue.append(.subscribe(SignalSubscriber(id: id, name: name, ready: ready, deliver: deliver, release: release)))
+        let subscriber = SignalSubscriber(id: id, name: name, ready: ready, deliver: deliver, release: release)
+        registry[id] = subscriber
+        queue.append(.subscribe(subscriber))
         if consumerWaiting { condition.signal() }
         return id
     }
@@ -179,8 +186,31 @@ public final class Signals: EventPlugin, @unchecked Sendable {
     /// are held again (e.g. while a new bundle loads). False for an unknown id.
     public func setReady(_ id: UInt64, _ ready: Bool) { control(.ready(id, ready)) }
 
-    /// Stops deliveries to a subscriber; its `release` follows on the signals thread.
-    public func unsubscribe(_ id: UInt64) { control(.unsubscribe(id)) }
+    /// Stops deliveries to a subscriber: none starts after this returns (a delivery in progress
+    /// on another thread is waited for; called from inside its own delivery, that one finishes).
+    /// Its `release` follows on the signals thread. False for an unknown id.
+    @discardableResult
+    public func unsubscribe(_ id: UInt64) -> Bool {
+        condition.lock()
+        let subscriber = registry.removeValue(forKey: id)
+        condition.unlock()
+        guard let subscriber else { return false }
+        if signalsThread.load(ordering: .relaxed) == UInt(pthread_self()) {
+            subscriber.removed = true
+        } else {
+            subscriber.gate.lock()
+            subscriber.removed = true
+            subscriber.gate.unlock()
+        }
+        condition.lock()
+        defer { condition.unlock() }
+        queue.append(.unsubscribe(id))
+        if consumerWaiting { condition.signal() }
+        return true
+    }
+
+    /// True while a subscriber with this id exists.
+    public func hasSubscriber(_ id: UInt64) -> Bool { condition.lock(); defer { condition.unlock() }; return registry[id] != nil }
 
     private func control(_ item: Item) {
         condition.lock()
@@ -255,6 +285,7 @@ public final class Signals: EventPlugin, @unchecked Sendable {
     // MARK: The signals thread
 
     private func run() {
+        signalsThread.store(UInt(pthread_self()), ordering: .relaxed)
         var items: [Item] = []
         while true {
             condition.lock()
@@ -336,6 +367,7 @@ public final class Signals: EventPlugin, @unchecked Sendable {
         for b in broadcasters { b.shutdown() }
         for s in subscribers { s.release?() }
         subscribers.removeAll()
+        condition.lock(); registry.removeAll(); condition.unlock()
         finished.signal()
     }
 
@@ -352,8 +384,7 @@ public final class Signals: EventPlugin, @unchecked Sendable {
         for s in subscribers {
             if s.ready {
                 if json == nil { json = signal.serializedBytes }
-                s.deliver(json!, signal)
-                delivered += 1
+                if s.send(json!, signal) { delivered += 1 }
             } else {
                 s.pending.append(signal)
                 if s.pending.count > limit { s.pending.removeFirst(); s.shed += 1; shed += 1 }
@@ -370,8 +401,7 @@ public final class Signals: EventPlugin, @unchecked Sendable {
         }
         var n = 0
         while let signal = s.pending.removeFirst() {
-            s.deliver(signal.serializedBytes, signal)
-            n += 1
+            if s.send(signal.serializedBytes, signal) { n += 1 }
         }
         return n
     }
