@@ -97,7 +97,7 @@ public final class Analytics: Sendable {
         currentSettings = Locked(settings)
 
         signals = configuration.signals.map {
-            Signals(configuration: $0, writeKey: configuration.writeKey, application: configuration.application,
+            Signals(configuration: $0, settings: settings, writeKey: configuration.writeKey, application: configuration.application,
                     log: log, report: report)
         }
 

@@ -62,9 +62,17 @@ public final class Signals: EventPlugin, @unchecked Sendable {
 
     /// A client makes its own from `Configuration.signals` (``Analytics/signals``); a standalone
     /// one (no client: anonymousId empty, no instrumentation) is useful on its own too.
-    public init(configuration: SignalsConfiguration, writeKey: String = "", application: ApplicationInfo? = nil,
+    /// `settings`: applied at once (their problems are reported by the first ``update(settings:type:)``),
+    /// so that libraries created with the client already see the configuration in force.
+    public init(configuration: SignalsConfiguration, settings: Settings? = nil, writeKey: String = "",
+                application: ApplicationInfo? = nil,
                 log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in },
                 report: @escaping @Sendable (AnalyticsError) -> Void = { _ in }) {
+        var configuration = configuration
+        if let settings {
+            configuration = configuration.applying(settings: settings, log: log).configuration
+            lastBroadcastersSetting = settings.json["signals"]?["broadcasters"]
+        }
         self.configuration = configuration
         self.writeKey = writeKey
         self.log = log
