@@ -20,14 +20,15 @@ tsan:
 
 # The demo: the example integrations loaded from build/plugins, the embedded settings and events in
 # examples/, the JavaScript plugins of examples/live.js (LivePlugins, where JavaScriptCore is
-# installed), storage under build/demo (the Segment.io queue stays there while offline). Offline, the
+# installed), the signals of examples/signals.ndjson (turned into events by live.js's processSignal),
+# storage under build/demo (the Segment.io queue stays there while offline). Offline, the
 # run does not wait for uploads (--drain-timeout 0) and exits 4, "still queued": that is expected.
 run: build plugins
 	@rm -rf $(BUILD_DIR)/demo/file-destination.ndjson $(BUILD_DIR)/demo/metrics.json
 	@mkdir -p $(BUILD_DIR)/demo
 	.build/debug/analytics-host run --settings examples/settings.json --plugins $(PLUGINS_DIR) \
 		--storage $(BUILD_DIR)/demo/storage --input examples/events.ndjson --live-plugins examples/live.js \
-		--drain-timeout 0; status=$$?; [ $$status -eq 0 ] || [ $$status -eq 4 ]
+		--signals examples/signals.ndjson --drain-timeout 0; status=$$?; [ $$status -eq 0 ] || [ $$status -eq 4 ]
 	@echo "--- File destination wrote $$(wc -l < $(BUILD_DIR)/demo/file-destination.ndjson) lines to $(BUILD_DIR)/demo/file-destination.ndjson"
 
 bench:

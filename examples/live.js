@@ -36,3 +36,37 @@ class MarkForConsole extends LivePlugin {
 analytics.add(new MarkForConsole(LivePluginType.enrichment, "Console"))
 
 console.log("examples/live.js loaded: FixProductViewed, HighValueOrders, MarkForConsole (Console only)")
+
+// Signals (`make run` passes --signals examples/signals.ndjson): the README's two event
+// generators. A navigation signal becomes a screen event; an "Add To Cart" tap becomes a track
+// event enriched with the product found in an earlier network response (signals.find).
+function processSignal(signal) {
+    trackScreens(signal)
+    trackAddToCart(signal)
+}
+
+function trackScreens(signal) {
+    if (signal.type === SignalType.Navigation && signal.data.action === NavigationAction.Entering) {
+        analytics.screen("Screen Viewed", null, {
+            "screenName": signal.data.screen
+        })
+    }
+}
+
+function trackAddToCart(signal) {
+    if (signal.type === SignalType.Interaction && signal.data.title === "Add To Cart") {
+        let properties = {}
+        const network = signals.find(signal, SignalType.Network, (s) => {
+            return (s.data.action === NetworkAction.Response && s.data.url.includes("product"))
+        })
+        if (network) {
+            properties.price = network.data.data.content.price
+            properties.currency = network.data.data.content.currency ?? "USD"
+            properties.productId = network.data.data.content.id
+            properties.productName = network.data.data.content.title
+        }
+        analytics.track("Add To Cart", properties)
+        console.log("signal " + signal.index + " (tap on Add To Cart) became an \"Add To Cart\" event priced from signal " +
+                    (network ? network.index : "none") + " (the product's network response)")
+    }
+}

@@ -44,8 +44,9 @@
  *   1.2  Capability tables looked up by a versioned string id, in both directions:
  *        ah_integration.get_extension (what a library offers, e.g. AH_EXT_ROLE) and
  *        ah_host.get_extension (what the host offers: AH_EXT_TIMELINE, AH_EXT_CLIENT,
- *        AH_EXT_HTTP). The core structs grow by these two pointers only; everything new is a
- *        table behind an id, and a table's id carries its own generation ("…/1").
+ *        AH_EXT_HTTP, AH_EXT_SIGNALS). The core structs grow by these two pointers only;
+ *        everything new is a table behind an id, and a table's id carries its own generation
+ *        ("…/1").
  *        A 1.0/1.1 library has no get_extension: it is a destination, exactly as before.
  */
 #ifndef ANALYTICS_PLUGIN_H
@@ -561,6 +562,80 @@ typedef struct ah_host_http {
                                 int32_t *AH_NONNULL status_code, char *AH_NULLABLE err,
                                 size_t err_cap);
 } ah_host_http;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: signals (ABI 1.2, AH_EXT_SIGNALS)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Signals are the breadcrumbs of Analytics Live: small JSON objects
+ *   {"anonymousId", "type", "timestamp", "index", "context", "data"}
+ * where "type" is "interaction", "navigation", "network", "localData", "instrumentation" or
+ * "userDefined" and "data" holds that type's documented fields (navigation: action, screen;
+ * interaction: component, title?, data?; network: action, url, statusCode?, data?; localData:
+ * action, identifier, data?; instrumentation: type, rawEvent; userDefined: anything).
+ * Any library may emit them (e.g. one that watches something on the system), and a library may
+ * subscribe to receive every signal as JSON text (LivePlugins hands them to JavaScript's
+ * `processSignal`). The host offers this table only when the application enabled signals;
+ * otherwise get_extension answers NULL. */
+#define AH_EXT_SIGNALS "analytics-host.signals/1"
+
+/* ah_signal_subscriber.flags */
+/* Start held: signals wait (in order, the newest maximumBufferSize of them) until
+ * `set_ready(id, 1)`, e.g. while a JavaScript bundle loads. Otherwise deliveries start at once. */
+#define AH_SIGNALS_START_HELD 0x1u
+
+/* Describes a subscriber. Owner: the caller of `subscribe`; the host copies the struct and
+ * `name` before `subscribe` returns. `ctx` and the callbacks must stay valid until `release` is
+ * called (or, without `release`, until the subscribing instance's `destroy`). */
+typedef struct ah_signal_subscriber {
+    /* sizeof(ah_signal_subscriber) as compiled by the library. */
+    uint32_t size;
+    /* AH_SIGNALS_START_HELD or 0. */
+    uint32_t flags;
+    /* Shown in reports (NUL-terminated; NULL: the library's key). */
+    const char *AH_NULLABLE name;
+    /* The library's context, passed back to the callbacks. */
+    void *AH_NULLABLE ctx;
+    /* One signal: `json` is a complete JSON object, `json_len` bytes, NOT NUL-terminated,
+     * borrowed for the call. Called on the host's signals thread, one signal at a time, in
+     * `index` order; a slow `deliver` delays every later signal (never the emitters: the host
+     * queues, bounded). Signals emitted before the first subscriber existed, and those emitted
+     * while a subscriber is held, are delivered first, oldest first. Required. */
+    void (*AH_NULLABLE deliver)(void *AH_NULLABLE ctx, const char *AH_NONNULL json, size_t json_len);
+    /* Called exactly once after the subscriber was removed (`unsubscribe`, the instance's
+     * destruction, or shutdown) and no `deliver` is running or will run. Optional. Any thread. */
+    void (*AH_NULLABLE release)(void *AH_NULLABLE ctx);
+} ah_signal_subscriber;
+
+/* Owner: the host. Lifetime: as the ah_host it came from. Every function is [any thread],
+ * including from inside `deliver`. */
+typedef struct ah_host_signals {
+    /* sizeof(ah_host_signals) as compiled by the host. */
+    uint32_t size;
+    /* Emits one signal given as a JSON object (`json_len` bytes, borrowed for the call):
+     * "type" and "data" as above; "timestamp" and "anonymousId" are kept when given; the host
+     * sets "index" and "context". Returns AH_OK when queued, AH_ERR_PERMANENT with the reason in
+     * `err` (caller-owned, `err_cap` bytes) when the text is not a valid signal (the field is
+     * named), AH_ERR_RETRYABLE while the host is stopping. Never blocks for long. */
+    ah_status (*AH_NONNULL emit)(void *AH_NULLABLE ctx, const char *AH_NULLABLE json, size_t json_len,
+                                 char *AH_NULLABLE err, size_t err_cap);
+    /* Adds a subscriber; on success writes its id (never 0) to `*out_id`. AH_ERR_PERMANENT
+     * (reason in `err`) for a NULL `deliver`; AH_ERR_RETRYABLE while the host is stopping.
+     * Subscribers an instance added are removed before its `destroy` is called. */
+    ah_status (*AH_NONNULL subscribe)(void *AH_NULLABLE ctx, const ah_signal_subscriber *AH_NONNULL subscriber,
+                                      uint64_t *AH_NONNULL out_id, char *AH_NULLABLE err, size_t err_cap);
+    /* `ready` 1: deliver what is held, in order, then every new signal. 0: hold new signals
+     * again. AH_ERR_PERMANENT for an id this instance does not own. */
+    ah_status (*AH_NONNULL set_ready)(void *AH_NULLABLE ctx, uint64_t id, int32_t ready);
+    /* Removes a subscriber: no `deliver` starts after it returns (unless called from inside
+     * that subscriber's own `deliver`, which then finishes normally); `release` follows.
+     * AH_ERR_PERMANENT for an id this instance does not own. */
+    ah_status (*AH_NONNULL unsubscribe)(void *AH_NULLABLE ctx, uint64_t id);
+    /* Copies the signals configuration in force as a JSON object
+     * ({"maximumBufferSize": 1000, "relayCount": 20, "relayInterval": 60, ...}; a JavaScript
+     * runtime sizes its buffer from it), same contract as ah_host.user_id. */
+    int64_t (*AH_NONNULL configuration)(void *AH_NULLABLE ctx, char *AH_NULLABLE buf, size_t buf_cap);
+} ah_host_signals;
 
 /* ---------------------------------------------------------------------------------------------
  * The entry function

@@ -3,6 +3,9 @@
 
 #include "live.h"
 
+extern const live_module live_signals_module;  /* live_signals.c */
+
 const live_module *const live_modules[] = {
+    &live_signals_module,
     NULL,
 };

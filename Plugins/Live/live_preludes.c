@@ -25,8 +25,10 @@
     extern const char symbol[]
 
 LIVE_EMBED(live_runtime_liveplugins, "liveplugins.js");
+LIVE_EMBED(live_runtime_signals, "signals.js");
 
 const live_prelude live_builtin_preludes[] = {
     {"liveplugins.js", live_runtime_liveplugins, 0},
+    {"signals.js", live_runtime_signals, 0},
     {NULL, NULL, 0},
 };

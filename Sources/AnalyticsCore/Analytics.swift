@@ -20,6 +20,9 @@ public final class Analytics: Sendable {
     private let factories: [IntegrationFactory]
     /// Plugins (destinations, and libraries that are not destinations) made from factories, by key.
     private let madeByFactory = Locked<[String: Plugin]>([:])
+    /// The client's signals when `Configuration.signals` is set: emit breadcrumbs here, from any
+    /// thread; every event also becomes an instrumentation signal.
+    public let signals: Signals?
     /// Plugins for destinations' own timelines, by destination key (libraries add them, ABI 1.2).
     let scopedPlugins = ScopedPlugins()
     /// Events libraries sent back, run through the pipeline in order off the sender's thread.
@@ -68,9 +71,10 @@ public final class Analytics: Sendable {
             FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
         }
         self.report = report
-        self.log = configuration.logHandler ?? { level, message in
+        let log: @Sendable (LogLevel, String) -> Void = configuration.logHandler ?? { level, message in
             if level >= .warning { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }
         }
+        self.log = log
 
         var directoryError: AnalyticsError?
         do {
@@ -91,6 +95,11 @@ public final class Analytics: Sendable {
         let initial = settingsSource?.loadWithoutNetwork()
         let settings = initial.map { Settings($0.settings) } ?? configuration.defaultSettings ?? .fallback(writeKey: configuration.writeKey)
         currentSettings = Locked(settings)
+
+        signals = configuration.signals.map {
+            Signals(configuration: $0, settings: settings, writeKey: configuration.writeKey, application: configuration.application,
+                    log: log, report: report)
+        }
 
         if let dir = configuration.pluginsDirectory {
             let loader = PluginLoader(configuration: .init(allowGroupOrOtherWritable: configuration.allowInsecurePluginPermissions))
@@ -114,6 +123,7 @@ public final class Analytics: Sendable {
             timeline.add(MiddlewarePlugin(configuration.sourceMiddleware))
         }
         timeline.add(ContextPlugin(application: configuration.application))
+        if let signals { timeline.add(signals) }
         for plugin in configuration.plugins { add(plugin: plugin) }
         reconcileFactories(with: settings)
         timeline.update(settings: settings, type: .initial)

@@ -60,6 +60,9 @@ public struct Configuration: Sendable {
     /// Segment.io destination knobs that settings do not carry (host override, flush wait…).
     public var segment = SegmentDestinationOptions()
 
+    /// Signals (breadcrumbs for Analytics Live's event generators); nil: off. See ``Signals``.
+    public var signals: SignalsConfiguration?
+
     public init(writeKey: String, storageDirectory: String? = nil) {
         self.writeKey = writeKey
         self.storageDirectory = storageDirectory ?? Configuration.defaultStorageDirectory(writeKey: writeKey)

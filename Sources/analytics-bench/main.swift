@@ -105,6 +105,13 @@ if let liveDirectory = live.directory {
     table.add("JavaScript plugin cost per event (with − without): µs", String(format: "%.2f (%.2f vs %.2f)",
               withJS.microsecondsPerEvent - without.microsecondsPerEvent, withJS.microsecondsPerEvent, without.microsecondsPerEvent),
               target: "≤ 8")
+    // Signals: emit → processSignal with the seed's two generators; memory bounded by the buffer.
+    let small = signalsBenchmark(pluginsDirectory: liveDirectory, signals: 100_000)
+    let large = signalsBenchmark(pluginsDirectory: liveDirectory, signals: 500_000)
+    table.add("signals: emit → processSignal (trackScreens + trackAddToCart): signals/s", formatRate(large.signalsPerSecond),
+              target: "≥ 50,000")
+    table.add("signals: peak RSS, 100,000 vs 500,000 signals (MiB)", String(format: "%.0f vs %.0f (%d shed)",
+              small.peakRSSMiB, large.peakRSSMiB, large.shed), target: "flat")
     try? FileManager.default.removeItem(atPath: liveDirectory)
 } else {
     table.add("timeline + 1 JavaScript enrichment plugin (FixProductViewed): events/s", "skipped: \(live.problem ?? "?")")

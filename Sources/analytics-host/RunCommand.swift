@@ -6,7 +6,7 @@ import Glibc
 enum RunCommand {
     static let help = """
         usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
-                                  [--input FILE|-] [--settings-refresh SECONDS] [--hook-timeout SECONDS]
+                                  [--input FILE|-] [--signals FILE] [--settings-refresh SECONDS] [--hook-timeout SECONDS]
                                   [--drain-timeout SECONDS] [--max-queue-bytes BYTES]
                                   [--live-plugins FILE] [--allow-insecure-plugins] [--allow-invalid-settings] [--quiet]
 
@@ -28,6 +28,9 @@ enum RunCommand {
           --input FILE|-    events to read: a file, a FIFO or - for standard input (the default);
                             a line must be UTF-8 and at most 32,768 bytes (the event size limit),
                             others are rejected by line number and the next line is read
+          --signals FILE    signals to emit, one JSON object per line ({type, data, timestamp?}),
+                            interleaved with the events by timestamp (turn by turn without one);
+                            also turns every event into an instrumentation signal
           --settings-refresh SECONDS  re-read the settings file this often (destinations it adds
                             are created, those it removes destroyed; bad edits are reported and ignored)
           --drain-timeout SECONDS  longest wait for uploads after the input ends (default 30)
@@ -51,7 +54,7 @@ enum RunCommand {
 
     static func main(_ arguments: [String]) throws -> Int32 {
         let opts = try Options(arguments,
-                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--settings-refresh",
+                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--signals", "--settings-refresh",
                                         "--drain-timeout", "--max-queue-bytes", "--hook-timeout", "--live-plugins"],
                                flags: ["--allow-insecure-plugins", "--allow-invalid-settings", "--quiet"])
         if opts.has("--help") { print(help); return 0 }
@@ -118,6 +121,11 @@ enum RunCommand {
             // Absolute, so errors name the file wherever the library reads it from.
             config.pluginOptions["LivePlugins"] = ["fallbackBundle": .string(URL(fileURLWithPath: bundle).standardizedFileURL.path)]
         }
+        if opts["--signals"] != nil {
+            var signals = SignalsConfiguration()
+            signals.overflow = .wait(seconds: 30)  // batch input: slow down rather than shed
+            config.signals = signals
+        }
         config.allowInsecurePluginPermissions = opts.has("--allow-insecure-plugins")
 
         StopSignal.install()
@@ -128,6 +136,7 @@ enum RunCommand {
             throw UsageError("\(problem); no input was read")
         }
         let progress = Progress(enabled: !opts.has("--quiet") && isatty(2) == 1)
+        let feed = try opts["--signals"].map { path in try SignalFeed(path: path, signals: analytics.signals!, errors: errors) }
 
         var reader = LineReader(fd: fd, maximumLineBytes: BatchLimits.maxEventBytes)
         var accepted = 0, rejected = 0
@@ -148,6 +157,7 @@ enum RunCommand {
                         problem = "not a JSON object"
                         return
                     }
+                    feed?.emitDue(before: payload["timestamp"]?.stringValue)
                     try analytics.process(payload: payload)
                     accepted += 1
                 } catch let e as JSONParseError {
@@ -163,6 +173,7 @@ enum RunCommand {
             }
             progress.tick(accepted)
         }
+        if !StopSignal.requested { feed?.emitRest() }
         progress.finish()
         if let error = reader.readError {
             rejected += 1
@@ -178,8 +189,11 @@ enum RunCommand {
         let complete = analytics.shutdown()
         print(Summary.render(analytics: analytics, accepted: accepted, rejected: rejected, interrupted: interrupted,
                              drainTimeout: drained ? nil : drainTimeout))
+        if let feed, let stats = analytics.signals?.stats {
+            print(Summary.signals(stats, fromFile: feed.accepted, rejected: feed.rejected))
+        }
         var outcome = ExitStatus.RunOutcome()
-        outcome.rejectedLines = rejected
+        outcome.rejectedLines = rejected + (feed?.rejected ?? 0)
         outcome.pluginProblems = errors.pluginProblems
         for case let destination as DestinationPlugin in analytics.timeline.plugins(of: .destination) {
             guard let stats = analytics.timeline.stats(forKey: destination.key) else { continue }

@@ -46,4 +46,13 @@ enum Summary {
         }
         return out
     }
+
+    /// One line about signals for `run --signals`.
+    static func signals(_ s: SignalsStats, fromFile: Int, rejected: Int) -> String {
+        var out = "signals: \(s.emitted) emitted (\(fromFile) from the signals file, \(rejected) rejected; "
+        out += "\(s.instrumented) from events, \(s.loopGuarded) events made from signals not looped back), "
+        out += "\(s.delivered) delivered to subscribers"
+        if s.shedQueueFull + s.shedBeforeReady > 0 { out += ", \(s.shedQueueFull + s.shedBeforeReady) shed" }
+        return out
+    }
 }

@@ -109,8 +109,11 @@
     const plugins = new Map();
     let nextPluginId = 1;
 
+    // Where events sent now come from: "js", or "signals" while signals.js runs processSignal
+    // (through __livePluginsSetOrigin), so that the host does not turn those back into signals.
+    let origin = "js";
     function send(event) {
-        event.context = { __eventOrigin: { type: "js", version: config.version } };
+        event.context = { __eventOrigin: { type: origin, version: config.version } };
         native("send", JSON.stringify(event));
     }
     function optionalObject(value, what) {
@@ -213,6 +216,12 @@
     entry("__livePluginsReset", function (id) {
         const plugin = pluginWith(id);
         if (typeof plugin.reset === "function") plugin.reset();
+    });
+    // Sets the origin of the events sent from now on ("signals" or "js"); returns the previous one.
+    entry("__livePluginsSetOrigin", function (type) {
+        const previous = origin;
+        origin = type === "signals" ? "signals" : "js";
+        return previous;
     });
     entry("__livePluginsFlush", function (id) {
         const plugin = pluginWith(id);

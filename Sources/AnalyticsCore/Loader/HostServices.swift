@@ -11,6 +11,10 @@ public struct HostServices: Sendable {
     public var userId: @Sendable () -> String?
     /// The current anonymousId.
     public var anonymousId: @Sendable () -> String?
+    /// The client's signals, when the application enabled them (`AH_EXT_SIGNALS`).
+    public var signals: @Sendable () -> Signals? = { nil }
+    /// The library's key, for names in reports.
+    public var key = ""
 
     // ABI 1.2 capability tables (`ah_host.get_extension`); nil: the id answers NULL.
     /// `AH_EXT_TIMELINE`: where the instance's timeline plugins go.

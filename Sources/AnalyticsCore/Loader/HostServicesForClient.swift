@@ -7,7 +7,7 @@ extension HostServices {
     /// The client is held weakly: after it is gone, ids read as absent and events are refused.
     public static func forwarding(to analytics: Analytics, key: String) -> HostServices {
         let weak = WeakAnalytics(analytics)
-        return HostServices(
+        var services = HostServices(
             log: { level, text in
                 let mapped: LogLevel
                 switch level {
@@ -39,5 +39,8 @@ extension HostServices {
             timeline: NativePluginRegistry(ownerKey: key, analytics: analytics),
             client: .forwarding(to: analytics, key: key),
             http: .shared)
+        services.signals = { weak.value?.signals }
+        services.key = key
+        return services
     }
 }

@@ -26,6 +26,21 @@ final class HostServicesTable: @unchecked Sendable {
         table.pointee.ctx = handle.retainedForever()
     }
 
+    /// AH_EXT_SIGNALS for this instance, made when the application enabled signals.
+    lazy var signalsTable: HostSignalsTable? = services.signals() == nil
+        ? nil : HostSignalsTable(signals: services.signals, key: services.key)
+    private let extensionLock = Locked(())
+
+    /// The signals table, or nil when this host does not offer it to this instance.
+    func signalsCapability() -> UnsafeRawPointer? {
+        extensionLock.withLock { _ in signalsTable.map { UnsafeRawPointer($0.table) } }
+    }
+
+    /// The instance is about to be destroyed (or its `create` failed): remove what it added.
+    func instanceEnding() {
+        extensionLock.withLock { _ in signalsTable }?.removeAll()
+    }
+
     /// The services behind a table's `ctx`; nil once revoked (`function` names the late call).
     static func from(_ ctx: UnsafeMutableRawPointer?, _ function: StaticString) -> HostServicesTable? {
         guard let ctx else { return nil }
@@ -69,10 +84,11 @@ private func hostSendEvent(_ ctx: UnsafeMutableRawPointer?, _ json: UnsafePointe
     }
 }
 
-/// ABI 1.2 capability lookup: the tables in `HostExtensions`, NULL for an id this host (or this
-/// instance's services) does not offer.
+/// ABI 1.2 capability lookup: the tables in `HostExtensions` (and AH_EXT_SIGNALS, per instance),
+/// NULL for an id this host (or this instance's services) does not offer.
 private func hostGetExtension(_ ctx: UnsafeMutableRawPointer?, _ id: UnsafePointer<CChar>) -> UnsafeRawPointer? {
     guard let box = HostServicesTable.from(ctx, "get_extension") else { return nil }
+    if String(cString: id) == AH_EXT_SIGNALS { return box.signalsCapability() }
     return HostExtensions.lookup(box.services, id: id)
 }
 

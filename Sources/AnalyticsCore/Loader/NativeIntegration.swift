@@ -111,6 +111,7 @@ public final class NativeIntegration: @unchecked Sendable {
         guard let instance = live else { return }
         self.instance = nil
         services.services.timeline?.removeAll()
+        services.instanceEnding()
         hooks.destroy?(instance)
         services.revoke()
     }

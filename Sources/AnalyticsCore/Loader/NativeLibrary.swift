@@ -45,6 +45,7 @@ public final class NativeLibrary: @unchecked Sendable {
         guard let instance else {
             // Plugins a failed `create` added and did not remove are taken away (and released).
             services.timeline?.removeAll()
+            table.instanceEnding()
             table.revoke()  // in case the library kept the table anyway
             let message = errorBuffer.message
             throw PluginLoadError(file: info.file, reason: .createFailed(

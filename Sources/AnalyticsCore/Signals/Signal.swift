@@ -1,0 +1,42 @@
+/// One breadcrumb as it leaves the host: the common fields every signal carries plus its
+/// type-specific `data`. Its JSON is `{anonymousId, type, timestamp, index, context, data}`, the
+/// shape the Signals runtimes and broadcasters expect.
+public struct Signal: Sendable, Equatable {
+    /// The user's anonymousId when the signal was emitted.
+    public var anonymousId: String
+    public var type: SignalType
+    /// ISO-8601 with milliseconds, UTC.
+    public var timestamp: String
+    /// Sequential per client, starting at 0: signals are delivered in this order.
+    public var index: Int
+    /// `app` and `library`, as on events.
+    public var context: JSONObject
+    /// The type-specific fields (see the typed signals: ``NavigationSignal`` and friends).
+    public var data: JSONObject
+
+    public init(anonymousId: String, type: SignalType, timestamp: String, index: Int,
+                context: JSONObject = [:], data: JSONObject) {
+        self.anonymousId = anonymousId
+        self.type = type
+        self.timestamp = timestamp
+        self.index = index
+        self.context = context
+        self.data = data
+    }
+
+    /// The signal as a JSON object, keys in the documented order.
+    public var json: JSONObject {
+        var o = JSONObject()
+        o.storage.reserveCapacity(6)
+        o.appendUnique("anonymousId", .string(anonymousId))
+        o.appendUnique("type", .string(type.rawValue))
+        o.appendUnique("timestamp", .string(timestamp))
+        o.appendUnique("index", .number(Double(index)))
+        o.appendUnique("context", .object(context))
+        o.appendUnique("data", .object(data))
+        return o
+    }
+
+    /// Compact JSON text of ``json``.
+    public var serializedBytes: [UInt8] { JSON.object(json).serializedBytes() }
+}

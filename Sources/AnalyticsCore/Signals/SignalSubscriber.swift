@@ -1,0 +1,37 @@
+import Foundation
+
+/// Something that receives every signal as JSON text: a JavaScript runtime (LivePlugins through
+/// `ah_host_signals.subscribe`) or Swift code. Used only on the signals thread.
+final class SignalSubscriber {
+    let id: UInt64
+    let name: String
+    let deliver: @Sendable (_ json: [UInt8], _ signal: Signal) -> Void
+    let release: (@Sendable () -> Void)?
+    /// Not ready: signals wait in `pending` (bounded; the oldest are shed and counted).
+    var ready: Bool
+    var pending = RingBuffer<Signal>()
+    var shed = 0
+    /// Held around each delivery, so that removing a subscriber from another thread waits for
+    /// a delivery in progress and no delivery starts afterwards.
+    let gate = NSLock()
+    /// Guarded by `gate` (or set on the signals thread itself).
+    var removed = false
+
+    /// Delivers unless removed.
+    func send(_ json: [UInt8], _ signal: Signal) -> Bool {
+        gate.lock()
+        defer { gate.unlock() }
+        guard !removed else { return false }
+        deliver(json, signal)
+        return true
+    }
+
+    init(id: UInt64, name: String, ready: Bool,
+         deliver: @escaping @Sendable ([UInt8], Signal) -> Void, release: (@Sendable () -> Void)?) {
+        self.id = id
+        self.name = name
+        self.ready = ready
+        self.deliver = deliver
+        self.release = release
+    }
+}

@@ -1,0 +1,93 @@
+import AnalyticsCore
+import Foundation
+
+/// The Analytics Live README's two event generators (trackScreens, trackAddToCart).
+let seedSignalGenerators = """
+    function processSignal(signal) {
+       trackScreens(signal)
+       trackAddToCart(signal)
+    }
+    function trackScreens(signal) {
+       if (signal.type === SignalType.Navigation && signal.data.action === NavigationAction.Entering) {
+           analytics.screen("Screen Viewed", null, { "screenName": signal.data.screen })
+       }
+    }
+    function trackAddToCart(signal) {
+       if (signal.type === SignalType.Interaction && signal.data.title === "Add To Cart") {
+           let properties = {}
+           const network = signals.find(signal, SignalType.Network, (s) => {
+               return (s.data.action === NetworkAction.Response && s.data.url.includes("product"))
+           })
+           if (network) {
+               properties.price = network.data.data.content.price
+               properties.currency = network.data.data.content.currency ?? "USD"
+               properties.productId = network.data.data.content.id
+               properties.productName = network.data.data.content.title
+           }
+           analytics.track("Add To Cart", properties)
+       }
+    }
+    """
+
+/// Signals per second from `emit` (the app's thread) through processSignal (JavaScriptCore) with
+/// the seed's two generators, on a mix of eight signals per product view: entering a screen
+/// (→ a screen event), the product's network request and response, four other interactions
+/// and taps, "Add To Cart" (→ a track event enriched from the response found in the buffer).
+/// Also the process's peak resident memory during the run, and the counters that bound it.
+func signalsBenchmark(pluginsDirectory: String, signals n: Int)
+    -> (signalsPerSecond: Double, eventsMade: Int, peakRSSMiB: Double, shed: Int)
+{
+    let dir = NSTemporaryDirectory() + "analytics-bench-signals-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    let bundle = dir + "/generators.js"
+    try! seedSignalGenerators.write(toFile: bundle, atomically: true, encoding: .utf8)
+    var config = Configuration(writeKey: "bench", storageDirectory: dir + "/storage")
+    config.defaultSettings = Settings(["integrations": ["Dest0": [:]]])
+    config.trackApplicationLifecycleEvents = false
+    config.settingsLocation = .defaultsOnly
+    config.destinationQueueCapacity = 100_000
+    config.destinationOverflow = .wait(seconds: 60)
+    config.flushTimeout = 600
+    config.pluginsDirectory = pluginsDirectory
+    config.pluginOptions["LivePlugins"] = ["fallbackBundle": .string(bundle)]
+    var signalsConfig = SignalsConfiguration()
+    signalsConfig.broadcasters = []
+    signalsConfig.overflow = .wait(seconds: 60)  // measure throughput, shed nothing
+    config.signals = signalsConfig
+    let analytics = Analytics(configuration: config)
+    let destination = CheckingDestination(key: "Dest0")
+    analytics.add(plugin: destination)
+    let signals = analytics.signals!
+
+    let product: JSON = ["content": ["id": "42", "title": "Mug", "price": 19.99]]
+    func emitCycle(_ i: Int) {
+        signals.emit(NavigationSignal(action: .entering, screen: "Product \(i % 50)"))
+        signals.emit(NetworkSignal(action: .request, url: "https://shop.example/api/product/42", method: "GET"))
+        signals.emit(NetworkSignal(action: .response, url: "https://shop.example/api/product/42", statusCode: 200, data: product))
+        signals.emit(InteractionSignal(component: "image", title: "Photo"))
+        signals.emit(InteractionSignal(component: "stepper", title: "Quantity", data: ["value": 2]))
+        signals.emit(LocalDataSignal(action: .updated, identifier: "cart"))
+        signals.emit(InteractionSignal(component: "button", title: "Details"))
+        signals.emit(InteractionSignal(component: "button", title: "Add To Cart"))
+    }
+    for i in 0..<250 { emitCycle(i) }  // warm up (JIT)
+    _ = signals.flush(timeout: 600)
+    analytics.flush()
+    resetPeakRSS()
+    let before = signals.stats
+    let cycles = n / 8
+    let start = monotonicSeconds()
+    for i in 0..<cycles { emitCycle(i) }
+    _ = signals.flush(timeout: 600)
+    let elapsed = monotonicSeconds() - start
+    analytics.flush()
+    let peak = currentPeakRSSMiB()
+    let after = signals.stats
+    let processed = after.delivered - before.delivered
+    precondition(processed == cycles * 8, "processSignal saw \(processed) of \(cycles * 8) signals")
+    let made = analytics.timeline.stats(forKey: "Dest0")!.delivered
+    precondition(made == (cycles + 250) * 2, "the generators made \(made) events, expected \((cycles + 250) * 2)")
+    analytics.shutdown()
+    return (Double(cycles * 8) / elapsed, made, peak, after.shedQueueFull + after.shedBeforeReady)
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import AnalyticsCore
+
+/// AH_EXT_SIGNALS through a real C library (Tests/Fixtures/signals_probe.c) loaded by a client.
+@Suite struct SignalsHostTableTests {
+    private func client(held: Bool, signals: Bool = true) throws -> (Analytics, String, LogLines, String) {
+        let dir = try FixtureBuilder.makeDirectory()
+        try FixtureBuilder.library("signals_probe", in: dir)
+        let out = dir + "/signals.ndjson"
+        let lines = LogLines()
+        let (analytics, _) = makeClient {
+            $0.pluginsDirectory = dir
+            $0.defaultSettings = Settings(["integrations": ["SignalsProbe": ["out": .string(out), "held": .bool(held)]]])
+            $0.logHandler = lines.handler
+            if signals { $0.signals = quietSignals() }
+        }
+        return (analytics, out, lines, dir)
+    }
+
+    private func written(_ path: String) -> [String] {
+        (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
+    }
+
+    @Test func aLibraryEmitsSubscribesHeldAndIsReplayedInOrder() throws {
+        let (analytics, out, lines, dir) = try client(held: true)
+        defer { FixtureBuilder.remove(dir) }
+        let signals = try #require(analytics.signals)
+        signals.emit(NavigationSignal(action: .entering, screen: "Home"))
+        #expect(signals.flush(timeout: 5))
+        #expect(written(out).isEmpty)  // held
+        analytics.track("ready")
+        #expect(analytics.flush())
+        #expect(signals.flush(timeout: 5))
+        let got = written(out).compactMap { parseObject(Array($0.utf8)) }
+        #expect(got.compactMap { $0["index"]?.intValue } == [0, 1, 2])
+        #expect(got.first?["data"] == ["from": "c"] && got.first?["type"] == "userDefined")
+        #expect(got.dropFirst().first?["data"]?["screen"] == "Home")
+        #expect(got.last?["data"]?["rawEvent"]?["event"] == "ready")
+        #expect(lines.all.contains("SignalsProbe: set_ready=0"))
+
+        analytics.track("bad")
+        analytics.track("config")
+        #expect(analytics.flush())
+        #expect(lines.all.contains { $0.hasPrefix("SignalsProbe: emit status=2 reason=invalid signal: \"data.action\" is \"sideways\"") })
+        #expect(lines.all.contains { $0.hasPrefix("SignalsProbe: config(") && $0.contains("\"maximumBufferSize\":1000") && $0.contains("\"relayCount\":20") })
+
+        analytics.track("unsubscribe")
+        #expect(analytics.flush())
+        #expect(signals.flush(timeout: 5))
+        #expect(lines.all.contains("SignalsProbe: unsubscribe=0 again=2"))
+        #expect(written(out).last == "released")
+        let count = written(out).count
+        signals.emit(userDefined: ["after": true])
+        #expect(signals.flush(timeout: 5))
+        #expect(written(out).count == count)  // nothing after unsubscribe
+        analytics.shutdown()
+    }
+
+    @Test func destroyRemovesTheLibrarysSubscribers() throws {
+        let (analytics, out, _, dir) = try client(held: false)
+        defer { FixtureBuilder.remove(dir) }
+        let signals = try #require(analytics.signals)
+        signals.emit(userDefined: ["n": 1])
+        #expect(signals.flush(timeout: 5))
+        #expect(written(out).count == 2)
+        analytics.shutdown()
+        #expect(written(out).last == "released")
+    }
+
+    @Test func withoutSignalsTheTableIsNotOffered() throws {
+        let (analytics, out, _, dir) = try client(held: false, signals: false)
+        defer { FixtureBuilder.remove(dir) }
+        #expect(analytics.signals == nil)
+        #expect(written(out) == ["no-signals"])
+        analytics.shutdown()
+    }
+}
