@@ -14,6 +14,29 @@ if CommandLine.arguments.dropFirst().first == "command" {
     exit(0)
 }
 
+/// Signals: emit → processSignal with the seed's two generators; memory bounded by the buffer.
+@MainActor func addSignalsRows(_ liveDirectory: String) {
+    let small = signalsBenchmark(pluginsDirectory: liveDirectory, signals: 100_000)
+    let large = signalsBenchmark(pluginsDirectory: liveDirectory, signals: 500_000)
+    table.add("signals: emit → processSignal (trackScreens + trackAddToCart): signals/s", formatRate(large.signalsPerSecond),
+              target: "≥ 50,000")
+    table.add("signals: peak RSS, 100,000 vs 500,000 signals (MiB)", String(format: "%.0f vs %.0f (%d shed)",
+              small.peakRSSMiB, large.peakRSSMiB, large.shed), target: "flat")
+}
+
+// `analytics-bench signals`: only the Signals rows (needs JavaScriptCore for the LivePlugins library).
+if CommandLine.arguments.dropFirst().first == "signals" {
+    let live = buildLiveLibrary()
+    guard let liveDirectory = live.directory else {
+        print("signals: skipped: \(live.problem ?? "?")")
+        exit(0)
+    }
+    addSignalsRows(liveDirectory)
+    try? FileManager.default.removeItem(atPath: liveDirectory)
+    print(table.render())
+    exit(0)
+}
+
 // `analytics-bench realistic`: only the realistic rows (quicker while working on delivery).
 if CommandLine.arguments.dropFirst().first == "realistic" {
     let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 500_000 : 500_000
@@ -105,13 +128,7 @@ if let liveDirectory = live.directory {
     table.add("JavaScript plugin cost per event (with − without): µs", String(format: "%.2f (%.2f vs %.2f)",
               withJS.microsecondsPerEvent - without.microsecondsPerEvent, withJS.microsecondsPerEvent, without.microsecondsPerEvent),
               target: "≤ 8")
-    // Signals: emit → processSignal with the seed's two generators; memory bounded by the buffer.
-    let small = signalsBenchmark(pluginsDirectory: liveDirectory, signals: 100_000)
-    let large = signalsBenchmark(pluginsDirectory: liveDirectory, signals: 500_000)
-    table.add("signals: emit → processSignal (trackScreens + trackAddToCart): signals/s", formatRate(large.signalsPerSecond),
-              target: "≥ 50,000")
-    table.add("signals: peak RSS, 100,000 vs 500,000 signals (MiB)", String(format: "%.0f vs %.0f (%d shed)",
-              small.peakRSSMiB, large.peakRSSMiB, large.shed), target: "flat")
+    addSignalsRows(liveDirectory)
     try? FileManager.default.removeItem(atPath: liveDirectory)
 } else {
     table.add("timeline + 1 JavaScript enrichment plugin (FixProductViewed): events/s", "skipped: \(live.problem ?? "?")")
