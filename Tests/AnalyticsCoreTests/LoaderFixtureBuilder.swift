@@ -82,20 +82,24 @@ enum FixtureBuilder {
         process.standardError = err
         process.standardInput = input
         try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
-        // Read both pipes to the end before waiting, so a chatty child never blocks on a full pipe.
-        let errData = Locked(Data())
+        // Both pipes are read while standard input is still being written, so a chatty child
+        // never blocks on a full pipe while the test blocks writing to it.
+        let errData = Locked(Data()), outData = Locked(Data())
         let group = DispatchGroup()
         DispatchQueue.global().async(group: group) {
             let data = err.fileHandleForReading.readDataToEndOfFile()
             errData.withLock { $0 = data }
         }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        DispatchQueue.global().async(group: group) {
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            outData.withLock { $0 = data }
+        }
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
         group.wait()
         process.waitUntilExit()
         return ProcessOutput(status: process.terminationStatus,
-                             stdout: String(decoding: outData, as: UTF8.self),
+                             stdout: outData.withLock { String(decoding: $0, as: UTF8.self) },
                              stderr: errData.withLock { String(decoding: $0, as: UTF8.self) })
     }
 }
