@@ -20,7 +20,7 @@ func filterBenchmark() -> (evaluationsPerSecond: Double, nanosecondsPerEvaluatio
      "properties":{"orderId":"ord-20931","total":129.95,"revenue":119.95,"shipping":10,"tax":8.4,"currency":"EUR",
        "coupon":"WINTER10","email":"jane@example.com","phone":"+49 30 1234567",
        "products":[{"sku":"SKU-1","name":"Kettle","price":59.95,"quantity":1},{"sku":"SKU-2","name":"Mug","price":30,"quantity":2}]},
-     "context":{"library":{"name":"analytics-host","version":"0.1.0"},"os":{"name":"Linux","version":"6.8"},
+     "context":{"library":{"name":"analytics-host","version":"0.3.0"},"os":{"name":"Linux","version":"6.8"},
        "app":{"name":"shop","version":"3.2.1","build":"321"},"locale":"de-DE","timezone":"Europe/Berlin",
        "device":{"id":"d-19","manufacturer":"Acme"}},
      "integrations":{}}

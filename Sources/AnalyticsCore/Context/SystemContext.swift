@@ -5,7 +5,7 @@ import Glibc
 /// os from /etc/os-release and uname, locale from the environment, timezone from /etc/localtime.
 enum SystemContext {
     static let libraryName = "analytics-host"
-    static let libraryVersion = "0.1.0"
+    static let libraryVersion = HostVersion.string
 
     static func make(application: ApplicationInfo?) -> JSONObject {
         var context: JSONObject = [:]
