@@ -36,6 +36,8 @@ public protocol SerialPlugin: AnyObject {
     func reset()
     func flush()
     func shutdown()
+    /// An application event (see ``ApplicationEvent``).
+    func application(_ event: ApplicationEvent)
 }
 
 extension SerialPlugin {
@@ -49,6 +51,7 @@ extension SerialPlugin {
     public func reset() {}
     public func flush() {}
     public func shutdown() {}
+    public func application(_ event: ApplicationEvent) {}
 }
 
 /// A ``SerialPlugin`` that is a destination (its key in the settings' `integrations`).
@@ -64,7 +67,7 @@ extension SerialDestinationPlugin {
 /// lock, so the plugin's `var`s need nothing else. `@unchecked Sendable` is this wrapper's
 /// promise, kept by that lock and by owning the only reference (the initializer takes the plugin
 /// as `sending`).
-public final class Serialized<Wrapped: SerialPlugin>: EventPlugin, @unchecked Sendable {
+public final class Serialized<Wrapped: SerialPlugin>: EventPlugin, ApplicationLifecycle, @unchecked Sendable {
     public let type: PluginType
     /// The destination's key (a destination's own timeline, unused for other plugins).
     public let key: String
@@ -102,6 +105,7 @@ public final class Serialized<Wrapped: SerialPlugin>: EventPlugin, @unchecked Se
     public func reset() { withPlugin { $0.reset() } }
     public func flush() { withPlugin { $0.flush() } }
     public func shutdown() { withPlugin { $0.shutdown() } }
+    public func application(_ event: ApplicationEvent) { withPlugin { $0.application(event) } }
 }
 
 /// A ``Serialized`` destination is a ``DestinationPlugin`` (its own timeline and worker).
