@@ -57,6 +57,28 @@ func applicationCode(_ analytics: Analytics, userName: String, plan: String, sea
     analytics.alias(newId: "user-2")
 }
 
+/// The README's "Coming from analytics-swift" example, verbatim but for the configuration's
+/// endpoint (a loopback server) so that it runs.
+func readmeExample(apiHost: String, userName: String, plan: String, seats: Int, purchase: Purchase, url: URL) -> Analytics {
+    let analytics = Analytics(configuration: Configuration(writeKey: "WRITE_KEY")
+        .flushAt(3)
+        .trackApplicationLifecycleEvents(false)
+        .operatingMode(.synchronous)       // flush(completion:) blocks; .asynchronous (default) does not
+        .storageMode(.memory(1000))        // tests and short-lived tools: nothing left on disk
+        .apiHost(apiHost).settingsLocation(.defaultsOnly)
+        .defaultSettings(Settings(["integrations": ["Segment.io": ["apiKey": "WRITE_KEY"]]])))
+    analytics.identify(userId: "u-1", traits: ["name": userName, "plan": plan])
+    analytics.track(name: "Signed Up", properties: ["plan": plan, "seats": seats])
+    analytics.track(name: "Purchased", properties: purchase)           // any Encodable
+    analytics.screen(title: "Home", category: "Main", properties: ["from": "menu"])
+    analytics.group(groupId: "acme", traits: ["employees": 12])
+    analytics.alias(newId: "u-2")
+    analytics.openURL(url, options: ["source": "mail"])               // "Deep Link Opened" + referrer
+    analytics.add { event in guard var event else { return nil }; event.context["app"] = "x"; return event }
+    analytics.flush { print("flushed") }
+    return analytics
+}
+
 // MARK: - Tests
 
 @Suite struct AnalyticsSwiftStyleTests {
@@ -130,6 +152,18 @@ func applicationCode(_ analytics: Analytics, userName: String, plan: String, sea
         #expect(events[10]["previousId"] == "user-1")
         #expect(events[10]["userId"] == "user-2")
         #expect(events.allSatisfy { $0["context"]?["library"]?["version"] == .string(Analytics.version()) })
+        #expect(analytics.shutdown())
+    }
+
+    @Test func theReadmeExampleRuns() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let analytics = readmeExample(apiHost: "\(server.baseURL)/v1", userName: "Ada", plan: "pro", seats: 2,
+                                      purchase: Purchase(sku: "S", price: 1, quantity: 1, at: Date()),
+                                      url: URL(string: "myapp://home")!)
+        let events = try Self.received(server)
+        #expect(events.map { $0["type"]?.stringValue ?? "" } == ["identify", "track", "track", "screen", "group", "alias", "track"])
+        #expect(events.last?["event"] == "Deep Link Opened")
         #expect(analytics.shutdown())
     }
 
@@ -271,6 +305,59 @@ func applicationCode(_ analytics: Analytics, userName: String, plan: String, sea
         #expect(analytics.hasUnsentEvents)
         analytics.shutdown()
         #expect(!FileManager.default.fileExists(atPath: directory))
+    }
+}
+
+extension AnalyticsSwiftStyleTests {
+    @Test func theBuilderReturnsChangedCopiesBesideTheProperties() {
+        let base = Configuration(writeKey: "KEY")
+        let built = base.flushAt(3).trackApplicationLifecycleEvents(false).flushInterval(12)
+            .operatingMode(.synchronous).storageMode(.memory(50)).autoAddSegmentDestination(false)
+            .apiHost("127.0.0.1:1/v1").cdnHost("127.0.0.1:2")
+        #expect(built.flushAt == 3)
+        #expect(built.trackApplicationLifecycleEvents == false)
+        #expect(built.flushInterval == 12)
+        #expect(built.operatingMode == .synchronous)
+        #expect(built.storageMode == .memory(50))
+        #expect(built.autoAddSegmentDestination == false)
+        #expect(built.segment.apiHost == "127.0.0.1:1/v1")
+        #expect(built.settingsLocation == .cdn(host: "127.0.0.1:2"))
+        // A value: the configuration it came from is unchanged.
+        #expect(base.flushAt == 20 && base.trackApplicationLifecycleEvents && base.operatingMode == .asynchronous)
+        var assigned = base
+        assigned.flushAt = 7
+        #expect(assigned.flushAt(8).flushAt == 8 && assigned.flushAt == 7)
+    }
+
+    @Test func waitUntilStartedReturnsOnceTheFirstCDNFetchIsInForce() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(.json(#"{"integrations":{"Fetched":{"from":"cdn"}}}"#), path: "/v1/projects/cdn-key/settings")
+        let directory = NSTemporaryDirectory() + "analytics-host-started-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let analytics = Analytics(configuration: Configuration(writeKey: "cdn-key")
+            .storageMode(.diskAtURL(URL(fileURLWithPath: directory)))
+            .cdnHost(server.baseURL)
+            .autoAddSegmentDestination(false)
+            .trackApplicationLifecycleEvents(false))
+        #expect(analytics.configuration.storageDirectory == directory)
+        #expect(analytics.waitUntilStarted(timeout: 30))
+        #expect(analytics.settings.integrationSettings(forKey: "Fetched") == ["from": "cdn"])
+        analytics.shutdown()
+        // The directory stays (disk storage): the fetched settings are cached there.
+        #expect(FileManager.default.fileExists(atPath: directory))
+
+        // A CDN that cannot be reached ends start-up too (on the cached settings).
+        server.stop()
+        let offline = Analytics(configuration: Configuration(writeKey: "cdn-key")
+            .storageMode(.diskAtURL(URL(fileURLWithPath: directory)))
+            .cdnHost(server.baseURL)
+            .errorHandler { _ in }
+            .autoAddSegmentDestination(false)
+            .trackApplicationLifecycleEvents(false))
+        #expect(offline.waitUntilStarted(timeout: 30))
+        #expect(offline.settings.integrationSettings(forKey: "Fetched") == ["from": "cdn"])
+        offline.shutdown()
     }
 }
 
