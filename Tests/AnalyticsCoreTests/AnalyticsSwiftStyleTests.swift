@@ -79,6 +79,28 @@ func readmeExample(apiHost: String, userName: String, plan: String, seats: Int, 
     return analytics
 }
 
+/// More analytics-swift shapes that must compile (nil arguments, typed JSON, defaults, trailing
+/// closures); run on a disabled client.
+func moreAnalyticsSwiftShapes(_ analytics: Analytics, json: JSONObject, name: String?) {
+    analytics.track(name: "a", properties: nil)
+    analytics.track(name: "b", properties: json)
+    analytics.track(name: "c", properties: ["name": name as Any])
+    analytics.identify(userId: "u", traits: nil)
+    analytics.identify(traits: ["email": "a@b.c"])
+    analytics.screen(title: "t", properties: nil)
+    analytics.screen(title: "t", category: nil, properties: ["k": 1])
+    analytics.group(groupId: "g", traits: nil)
+    analytics.group(groupId: "g")
+    analytics.openURL(URL(string: "x://y")!)
+    analytics.flush()
+    analytics.flush { }
+    analytics.reset()
+    _ = analytics.version()
+    _ = analytics.userId
+    _ = analytics.anonymousId
+    _ = analytics.hasUnsentEvents
+}
+
 // MARK: - Tests
 
 @Suite struct AnalyticsSwiftStyleTests {
@@ -227,6 +249,27 @@ func readmeExample(apiHost: String, userName: String, plan: String, seats: Int, 
         #expect(uploaded.withLock { $0 } == 1)
         #expect(asyncClient.shutdown())
         #expect(errors.withLock { $0 }.isEmpty)
+    }
+
+    @Test func aDisabledClientBuildsAndSendsNothing() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let errors = Locked<[String]>([])
+        let analytics = Self.client(server: server, errors: errors)
+        analytics.enabled = false
+        moreAnalyticsSwiftShapes(analytics, json: ["typed": true], name: nil)
+        #expect(try analytics.process(payload: ["type": "track", "event": "From JSON"]) == nil)
+        analytics.enabled = true
+        moreAnalyticsSwiftShapes(analytics, json: ["typed": true], name: "N")
+        analytics.flush()
+        let events = try Self.received(server)
+        #expect(events.count == 10)
+        #expect(events[1]["properties"] == ["typed": true])
+        #expect(events[2]["properties"] == ["name": "N"])
+        #expect(events[4]["traits"]?["email"] == "a@b.c")
+        #expect(events[9]["properties"] == ["url": "x://y"])
+        #expect(errors.withLock { $0 }.isEmpty)
+        #expect(analytics.shutdown())
     }
 
     @Test func pluginsFoundByTypeEnrichmentsAndVersions() throws {
