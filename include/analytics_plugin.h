@@ -48,6 +48,8 @@
  *        everything new is a table behind an id, and a table's id carries its own generation
  *        ("…/1").
  *        A 1.0/1.1 library has no get_extension: it is a destination, exactly as before.
+ *        Library tables added since, each behind its own id (no core struct changed):
+ *        AH_EXT_APPLICATION (application events: launch, background, terminate, push, openURL).
  */
 #ifndef ANALYTICS_PLUGIN_H
 #define ANALYTICS_PLUGIN_H
@@ -375,6 +377,63 @@ typedef struct ah_role {
     /* AH_ROLE_* bits. 0 is treated as AH_ROLE_DESTINATION. */
     uint32_t flags;
 } ah_role;
+
+/* ---------------------------------------------------------------------------------------------
+ * Library capability: application events (AH_EXT_APPLICATION)
+ * ------------------------------------------------------------------------------------------- */
+
+/* analytics-ios's application-state and notification callbacks, for libraries that want them.
+ * A library offers this table from get_extension(AH_EXT_APPLICATION); one that does not never
+ * hears these events (nothing else changes). Any host speaking ABI 1.2 may look it up. */
+#define AH_EXT_APPLICATION "analytics-host.application/1"
+
+/* Kinds of application_event, with their meaning on Linux and the members of `json` besides
+ * "name" (analytics-ios's name of the callback, e.g. "applicationDidEnterBackground").
+ * A library must ignore kinds it does not know (later hosts may add some) and answer AH_OK. */
+/* The client finished starting (sent once, at the end of start-up, to the instances that exist
+ * then; an instance created later by a settings refresh hears only lifecycle STARTED).
+ * "options": {} */
+#define AH_APP_DID_FINISH_LAUNCHING 0
+/* The process was suspended by job control (SIGTSTP, when the application turned that on) or the
+ * application says it went to the background. The host flushes right after it. */
+#define AH_APP_DID_ENTER_BACKGROUND 1
+/* Resumed (SIGCONT) or the application says it came back. */
+#define AH_APP_WILL_ENTER_FOREGROUND 2
+/* The client begins to shut down: sent before lifecycle(AH_LIFECYCLE_STOPPING), while every
+ * destination still runs. */
+#define AH_APP_WILL_TERMINATE 3
+/* Sent before DID_ENTER_BACKGROUND on SIGTSTP, or when the application says so. */
+#define AH_APP_WILL_RESIGN_ACTIVE 4
+/* Sent after WILL_ENTER_FOREGROUND on SIGCONT, or when the application says so. */
+#define AH_APP_DID_BECOME_ACTIVE 5
+/* Only from an application with its own push channel (Linux has no platform push service).
+ * "deviceToken": "<text>" */
+#define AH_APP_REGISTERED_FOR_REMOTE_NOTIFICATIONS 6
+/* As above. "error": "<text>" */
+#define AH_APP_FAILED_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS 7
+/* As above. "userInfo": {…} (the notification's payload) */
+#define AH_APP_RECEIVED_REMOTE_NOTIFICATION 8
+/* The application was opened with a URL (Analytics.openURL, which also tracks "Deep Link
+ * Opened"). "url": "<text>", "options": {…} */
+#define AH_APP_OPEN_URL 9
+
+/* Owner: the library (static). Lifetime: until the process exits. */
+typedef struct ah_application {
+    /* sizeof(ah_application) as compiled by the library. */
+    uint32_t size;
+    /* One application event: `kind` is an AH_APP_* value; `json` is a complete JSON object
+     * ({"name": ..., plus the kind's members above}), `json_len` bytes, NOT NUL-terminated,
+     * borrowed for the call. Return AH_OK; a failure (reason in `err`, host-owned, `err_cap` >=
+     * AH_ERROR_CAPACITY_MIN bytes) is reported with the library's key and NOT retried (the
+     * moment has passed). Optional (NULL: the table offers nothing).
+     * [serialized] with every other hook of the instance, on the same thread they use (a
+     * destination's worker, or the thread of an instance that is not a destination), after the
+     * events the application sent before it and after lifecycle(AH_LIFECYCLE_STARTED). Keep it
+     * short: DID_ENTER_BACKGROUND delays the process's stop until the flush that follows it. */
+    ah_status (*AH_NULLABLE application_event)(ah_instance *AH_NONNULL self, int32_t kind,
+                                               const char *AH_NONNULL json, size_t json_len,
+                                               char *AH_NONNULL err, size_t err_cap);
+} ah_application;
 
 /* ---------------------------------------------------------------------------------------------
  * Host capability: timeline plugins (ABI 1.2, AH_EXT_TIMELINE)

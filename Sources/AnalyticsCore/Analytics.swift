@@ -39,6 +39,10 @@ public final class Analytics: Sendable {
     let log: @Sendable (LogLevel, String) -> Void
     /// Why the storage directory could not be created, if it could not.
     private let directoryError: AnalyticsError?
+    /// State behind analytics-swift's surface (`enabled`, `waitUntilStarted()`, the referrer).
+    let compatibility = ClientCompatibilityState()
+    /// The job-control signal watcher, when `applicationEventsFromJobControl` is on.
+    let jobControl = Locked<JobControlWatcher?>(nil)
 
     /// Starts a client and fails if it cannot keep what it accepts: the storage directory cannot
     /// be created or written, or the Segment.io upload queue cannot be opened (another process
@@ -64,7 +68,7 @@ public final class Analytics: Sendable {
     }
 
     public init(configuration: Configuration) {
-        let configuration = SegmentDestinationFactory.registering(in: configuration)
+        let configuration = SegmentDestinationFactory.registering(in: configuration.resolvingStorageMode())
         self.configuration = configuration
         sentBack.setSpecific(key: sentBackKey, value: true)
         let report: @Sendable (AnalyticsError) -> Void = configuration.errorHandler ?? { error in
@@ -131,6 +135,7 @@ public final class Analytics: Sendable {
         if saved == nil { persistUser() }
         if configuration.trackApplicationLifecycleEvents { trackLaunch(previous: saved) }
         startSettingsRefresh()
+        finishStarting()
     }
 
     // MARK: Plugins
@@ -204,7 +209,10 @@ public final class Analytics: Sendable {
     private func startSettingsRefresh() {
         guard settingsSource != nil else { return }
         if case .cdn = configuration.settingsLocation {
-            Thread.detachNewThread { [weak self] in self?.refreshSettings() }
+            Thread.detachNewThread { [weak self] in
+                self?.refreshSettings()
+                self?.compatibility.markStarted()
+            }
         }
         if let interval = configuration.settingsRefreshInterval, interval > 0 {
             refresher.withLock { $0 = SettingsRefresher(interval: interval) { [weak self] in self?.refreshSettings() } }
@@ -291,6 +299,7 @@ public final class Analytics: Sendable {
 
     /// Builds the message for a call and runs it; refused calls go to the error handler.
     private func send(_ type: EventType, _ fields: JSONObject, integrations: JSONObject?) {
+        guard enabled else { return }
         let (userId, anonymousId) = user.withLock { ($0.userId, $0.anonymousId) }
         var payload = JSONObject()
         payload.storage.reserveCapacity(fields.count + 7)
@@ -316,7 +325,8 @@ public final class Analytics: Sendable {
     /// ids default to the client's. Returns the event as it left the source stage, nil if dropped.
     @discardableResult
     public func process(payload: JSONObject) throws(EventError) -> Event? {
-        timeline.process(try prepare(payload: payload))
+        guard enabled else { return nil }
+        return timeline.process(try prepare(payload: payload))
     }
 
     /// An event a library sent back (`ah_host.send_event`): answered now, run through the pipeline
@@ -425,6 +435,7 @@ public final class Analytics: Sendable {
         let already = stopped.withLock { s -> Bool in defer { s = true }; return s }
         if already { return true }
         refresher.withLock { $0 }?.stop()
+        announceTermination()
         drainSentBack()
         // Producers stop first; what they send while stopping is run through the pipeline before
         // the destinations it goes to stop (`final`: then no more is taken).
@@ -434,6 +445,7 @@ public final class Analytics: Sendable {
         }
         persistUser()
         userWriter.flush()
+        removeMemoryStorage()
         return stoppedInTime
     }
 

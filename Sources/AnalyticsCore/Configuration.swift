@@ -63,6 +63,16 @@ public struct Configuration: Sendable {
     /// Signals (breadcrumbs for Analytics Live's event generators); nil: off. See ``Signals``.
     public var signals: SignalsConfiguration?
 
+    /// Where user state and the upload queue live: `storageDirectory` (`.disk`), another
+    /// directory, or memory (`.memory(n)`, for tests and short-lived tools). See ``StorageMode``.
+    public var storageMode: StorageMode = .disk
+    /// Whether `flush(completion:)` blocks (``OperatingMode``), as in analytics-swift.
+    public var operatingMode: OperatingMode = .asynchronous
+    /// Turn job control into application events: SIGTSTP (Ctrl-Z) sends willResignActive and
+    /// didEnterBackground, flushes, then stops the process; SIGCONT sends willEnterForeground and
+    /// didBecomeActive. Off by default: it installs a SIGTSTP handler. See ``ApplicationEvent``.
+    public var applicationEventsFromJobControl = false
+
     public init(writeKey: String, storageDirectory: String? = nil) {
         self.writeKey = writeKey
         self.storageDirectory = storageDirectory ?? Configuration.defaultStorageDirectory(writeKey: writeKey)

@@ -14,6 +14,7 @@ final class QueueChildProcess {
     private let input: Int32
     private var pending: [UInt8] = []
     private var reaped = false
+    private var inputClosed = false
 
     /// The helper executable, built by `swift build` next to the test bundle.
     static func executable() throws -> String { try BuiltExecutable.path("queue-crash-child") }
@@ -52,7 +53,7 @@ final class QueueChildProcess {
             waitpid(pid, &status, 0)
         }
         close(output)
-        close(input)
+        if !inputClosed { close(input) }
     }
 
     /// The next complete line, or nil once the child closed stdout (a torn last line is dropped).
@@ -97,6 +98,17 @@ final class QueueChildProcess {
             if n <= 0 { return lines }
             pending += chunk[0..<n]
         }
+    }
+
+    /// Closes the child's standard input (modes that wait for end of file then finish).
+    func closeInput() { close(input) ; inputClosed = true }
+
+    /// Waits for the child to exit; its wait status.
+    func waitForExit() -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        reaped = true
+        return status
     }
 
     /// SIGKILLs the child and waits for it to be gone (its lock released by the kernel).

@@ -9,6 +9,9 @@
 // Usage: queue-crash-child run <dir> <firstIndex> <segmentBytes> <ackEvery> <seed>
 //        queue-crash-child bench <dir> <events> <eventBytes>    (throughput timing, release build)
 //        queue-crash-child hold <dir>                           (open, print "ready", wait for stdin EOF)
+//        queue-crash-child jobcontrol <dir>    (a client with applicationEventsFromJobControl: prints
+//                                               "app <name>" per application event and "flush" per
+//                                               flush, "ready", then at stdin EOF shuts down, "done")
 import AnalyticsCore
 #if canImport(Glibc)
 import Glibc
@@ -53,7 +56,7 @@ func cpu() -> Double {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 3 else { fail("usage: run|bench|hold <dir> ...") }
+guard arguments.count >= 3 else { fail("usage: run|bench|hold|jobcontrol <dir> ...") }
 let directory = arguments[2]
 
 switch arguments[1] {
@@ -126,6 +129,27 @@ case "hold":
         try queue.close()
     } catch { fail("hold: \(error)") }
 
+case "jobcontrol":
+    let analytics = Analytics(configuration: Configuration(writeKey: "job-control")
+        .storageDirectory(directory)
+        .settingsLocation(.defaultsOnly)
+        .trackApplicationLifecycleEvents(false)
+        .autoAddSegmentDestination(false)
+        .applicationEventsFromJobControl(true)
+        .add(plugin: ApplicationPrinter()))
+    say("ready")
+    var byte: UInt8 = 0
+    while read(0, &byte, 1) > 0 {}
+    analytics.shutdown()
+    say("done")
+
 default:
     fail("unknown mode \(arguments[1])")
+}
+
+
+/// Prints what the job-control mode's client hears.
+final class ApplicationPrinter: UtilityPlugin, ApplicationLifecycle {
+    func application(_ event: ApplicationEvent) { say("app \(event.name)") }
+    func flush() { say("flush") }
 }

@@ -29,9 +29,9 @@ public final class SegmentDestination: EncodedEventConsumer, InlineDestination {
     /// Why the queue could not be opened (another process holds it, bad cap…): events are refused.
     public let storageError: QueueError?
 
-    private let queue: DurableQueue?
+    let queue: DurableQueue?
     private let loop: SegmentDestinationUploadLoop?
-    private let counters = SegmentDestinationCounters()
+    let counters = SegmentDestinationCounters()
     private let endpoint: Locked<SegmentDestinationEndpoint>
     private let configuration: Configuration
     private let report: @Sendable (AnalyticsError) -> Void

@@ -85,10 +85,13 @@ enum ABINegotiation {
             if role.isEmpty { throw fail(.invalidIntegration("ah_role.flags of \"\(key)\" has no known AH_ROLE_* bit")) }
         }
 
+        let application = try NativeApplicationTable.lookup(getExtension, key: key, file: file)
+        var implemented = NativeHooks(hooks)
+        if application?.hook != nil { implemented.insert(.application) }
         let info = NativeLibraryInfo(file: file, key: key, version: version, abiVersion: declaredVersion,
-                                     language: language, toolchain: toolchain, hooks: NativeHooks(hooks), role: role)
+                                     language: language, toolchain: toolchain, hooks: implemented, role: role)
         return NativeLibrary(info: info, library: library,
-                             create: create, hooks: hooks)
+                             create: create, hooks: hooks, application: application)
     }
 
     /// Another generation's entry symbol, so a v2 library is reported as a mismatch, not as

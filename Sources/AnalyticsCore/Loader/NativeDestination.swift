@@ -68,6 +68,16 @@ public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, S
         if perform("flush", countsAsEvent: false, { integration.flush() }) { unflushed = false }
     }
 
+    /// An application event (on the worker, like every hook); failures are reported, not retried.
+    func application(_ event: ApplicationEvent) {
+        startIfNeeded()
+        switch integration.application(event) {
+        case .ok: break
+        case .retryable(let text), .permanent(let text):
+            client.withLock { $0.analytics.value }?.report(.plugin(name: key, message: "application_event(\(event.name)) failed (not retried): \(text)"))
+        }
+    }
+
     /// Shutdown's first step, while every destination still runs (events sent now reach them all).
     func announceStopping() {
         guard started, !announcedStopping else { return }

@@ -60,6 +60,14 @@ public final class NativeExtension: EventPlugin, @unchecked Sendable {
         }
     }
 
+    /// An application event, on the instance's thread after what was asked before it.
+    func application(_ event: ApplicationEvent) {
+        thread.submit { [self] in
+            startIfNeeded()
+            report("application_event(\(event.name))", integration.application(event))
+        }
+    }
+
     public func shutdown() {
         let stopped = thread.stop(timeout: timeout) { [self] in
             if started { report("lifecycle(stopping)", integration.lifecycle(.stopping)) }

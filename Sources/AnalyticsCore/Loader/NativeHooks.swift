@@ -16,12 +16,14 @@ public struct NativeHooks: OptionSet, Sendable, Hashable, CustomStringConvertibl
     public static let update = NativeHooks(rawValue: 1 << 7)
     public static let destroy = NativeHooks(rawValue: 1 << 8)
     public static let lifecycle = NativeHooks(rawValue: 1 << 9)
+    /// `application_event` of the `AH_EXT_APPLICATION` table (not a field of ah_hooks).
+    public static let application = NativeHooks(rawValue: 1 << 10)
 
     /// In header order, with the names used in `include/analytics_plugin.h`.
     public static let named: [(NativeHooks, String)] = [
         (.identify, "identify"), (.track, "track"), (.screen, "screen"), (.group, "group"),
         (.alias, "alias"), (.reset, "reset"), (.flush, "flush"), (.update, "update"),
-        (.destroy, "destroy"), (.lifecycle, "lifecycle"),
+        (.destroy, "destroy"), (.lifecycle, "lifecycle"), (.application, "application_event"),
     ]
 
     /// The implemented hooks' names, in header order.

@@ -101,6 +101,19 @@ public final class NativeIntegration: @unchecked Sendable {
         return NativeHookResult(status: hook(instance, code, errorBuffer.base, errorBuffer.capacity), message: errorBuffer.message, hook: "lifecycle")
     }
 
+    /// An application event, through the library's `AH_EXT_APPLICATION` table (a no-op without one).
+    public func application(_ event: ApplicationEvent) -> NativeHookResult {
+        guard let instance = live, let hook = library.application?.hook else { return .ok }
+        let text = event.json.serializedBytes()
+        errorBuffer.clear()
+        let status = text.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                hook(instance, event.kind, chars.baseAddress!, chars.count, errorBuffer.base, errorBuffer.capacity)
+            }
+        }
+        return NativeHookResult(status: status, message: errorBuffer.message, hook: "application_event")
+    }
+
     /// The timeline plugins this instance added (ABI 1.2), in order.
     public var timelinePlugins: [NativeTimelinePlugin] { services.services.timeline?.plugins ?? [] }
 

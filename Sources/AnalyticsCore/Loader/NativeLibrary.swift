@@ -11,6 +11,8 @@ public final class NativeLibrary: @unchecked Sendable {
     let create: CreateFunction
     /// The library's hooks table, copied and zero-extended to this host's layout.
     let hooks: ah_hooks
+    /// The library's `AH_EXT_APPLICATION` table, if it offers one.
+    let application: NativeApplicationTable?
     /// `create` of one library is never called concurrently (header rule).
     private let createLock = Locked(())
 
@@ -18,8 +20,10 @@ public final class NativeLibrary: @unchecked Sendable {
         UnsafePointer<ah_host>, UnsafePointer<CChar>, Int, UnsafeMutablePointer<CChar>, Int
     ) -> OpaquePointer?
 
-    init(info: NativeLibraryInfo, library: DynamicLibrary, create: CreateFunction, hooks: ah_hooks) {
+    init(info: NativeLibraryInfo, library: DynamicLibrary, create: CreateFunction, hooks: ah_hooks,
+         application: NativeApplicationTable? = nil) {
         self.info = info
+        self.application = application
         self.library = library
         self.create = create
         self.hooks = hooks

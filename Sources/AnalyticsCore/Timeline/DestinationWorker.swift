@@ -21,6 +21,8 @@ final class DestinationWorker: @unchecked Sendable {
         case flush(DispatchGroup)
         /// Shutdown's first step: producers hear it while every destination still runs.
         case announceStopping(DispatchGroup)
+        /// An application event (`Analytics.application`), in order with the events.
+        case application(ApplicationEvent)
 
         var isEvent: Bool { if case .event = self { return true } else { return false } }
         var group: DispatchGroup? {
@@ -259,6 +261,7 @@ final class DestinationWorker: @unchecked Sendable {
         case .reset?: call = "reset"
         case .flush?: call = "flush"
         case .announceStopping?: call = "lifecycle(stopping)"
+        case .application(let event)?: call = "application_event(\(event.name))"
         case nil: call = abandonable?.stoppingStep ?? "shutdown"
         }
         let count = left.events + extra
@@ -402,6 +405,9 @@ final class DestinationWorker: @unchecked Sendable {
         case .announceStopping(let group):
             (destination as? StopAnnouncing)?.announceStopping()
             group.leave()
+        case .application(let event):
+            if let native = destination as? NativeDestination { native.application(event) }
+            else { (destination as? ApplicationLifecycle)?.application(event) }
         }
         return .control
     }
