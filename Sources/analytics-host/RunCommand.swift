@@ -5,7 +5,7 @@ import Glibc
 /// `analytics-host run`: newline-delimited events in, every destination fed, a summary out.
 enum RunCommand {
     static let help = """
-        usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
+        usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--api-host HOST] [--storage DIR]
                                   [--input FILE|-] [--signals FILE] [--settings-refresh SECONDS] [--hook-timeout SECONDS]
                                   [--drain-timeout SECONDS] [--max-queue-bytes BYTES]
                                   [--live-plugins FILE] [--allow-insecure-plugins] [--allow-invalid-settings] [--quiet]
@@ -24,6 +24,8 @@ enum RunCommand {
                             `path`/`…Path` options of integrations are relative to FILE's directory
           --plugins DIR     directory of integration libraries (*.so)
           --write-key KEY   source write key (default: integrations["Segment.io"].apiKey)
+          --api-host HOST   where Segment.io uploads, overriding the settings' apiHost, e.g.
+                            http://127.0.0.1:PORT/v1 for a local `analytics-host receive`
           --storage DIR     user state and the upload queue (default: ~/.local/share/analytics-host/KEY)
           --input FILE|-    events to read: a file, a FIFO or - for standard input (the default);
                             a line must be UTF-8 and at most 32,768 bytes (the event size limit),
@@ -54,7 +56,7 @@ enum RunCommand {
 
     static func main(_ arguments: [String]) throws -> Int32 {
         let opts = try Options(arguments,
-                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--signals", "--settings-refresh",
+                               valued: ["--settings", "--plugins", "--write-key", "--api-host", "--storage", "--input", "--signals", "--settings-refresh",
                                         "--drain-timeout", "--max-queue-bytes", "--hook-timeout", "--live-plugins"],
                                flags: ["--allow-insecure-plugins", "--allow-invalid-settings", "--quiet"])
         if opts.has("--help") { print(help); return 0 }
@@ -88,6 +90,7 @@ enum RunCommand {
         let errors = ErrorPrinter()
         var config = Configuration(writeKey: writeKey, storageDirectory: opts["--storage"])
         config.settingsLocation = .file(settingsPath)
+        if let host = opts["--api-host"] { config.segment.apiHost = host }
         if let refresh = opts["--settings-refresh"] {
             guard let seconds = Double(refresh), seconds > 0 else { throw UsageError("--settings-refresh needs a number of seconds") }
             config.settingsRefreshInterval = seconds
