@@ -45,7 +45,8 @@ enum PluginsCommand {
                 return .object(o)
             }
             entries += scan.problems.map { p in ["file": .string(p.file), "status": "refused", "reason": .string(p.reasonText)] }
-            print(JSON.object(["directory": .string(dir), "libraries": .array(entries)]).serialized())
+            print(JSON.object(["directory": .string(dir), "hostVersion": .string(HostVersion.string),
+                               "libraries": .array(entries)]).serialized())
         } else {
             print("plugins in \(dir): \(scan.libraries.count) loaded, \(scan.problems.count) refused")
             for lib in scan.libraries {
