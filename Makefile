@@ -4,7 +4,7 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: build test tsan run bench fuzz plugins swift-plugins live-plugins abi-check clean
+.PHONY: build test tsan run bench fuzz plugins swift-plugins live-plugins abi-check clean install install-build install-files uninstall
 
 build:
 	$(SWIFT) build
@@ -118,6 +118,48 @@ abi-check:
 	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -I include -c -o $(BUILD_DIR)/abi-check/c99.o Tests/Fixtures/abi_check.c
 	$(CXX) -x c++ -Wall -Wextra -pedantic -Werror -I include -c -o $(BUILD_DIR)/abi-check/cxx.o Tests/Fixtures/abi_check.c
 	@echo "abi-check: include/analytics_plugin.h compiles as C99 and C++"
+
+# Installing: `make install PREFIX=/usr/local [DESTDIR=/stage]` puts the command (a release build),
+# the ABI header, its pkg-config file (analytics-plugin.pc: a C author builds with
+# `gcc $(pkg-config --cflags analytics-plugin) -shared -fPIC …`), the plugins directory with the
+# example integrations and the manual page in place. `install-files` copies without building
+# (HOST_BINARY names the command to install). The command keeps using the Swift runtime of the
+# toolchain that built it (its RUNPATH), as do the Swift plugins: the host refuses any other.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR := $(PREFIX)/bin
+INCLUDEDIR := $(PREFIX)/include
+PKGCONFIGDIR := $(PREFIX)/lib/pkgconfig
+PLUGINDIR := $(PREFIX)/lib/analytics-host/plugins
+MAN1DIR := $(PREFIX)/share/man/man1
+HOST_BINARY ?= .build/release/analytics-host
+VERSION := $(shell sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/AnalyticsCore/Support/HostVersion.swift)
+INSTALLED_PLUGINS = $(notdir $(wildcard $(PLUGINS_DIR)/*.so))
+
+install: install-build
+	$(MAKE) install-files
+
+install-build: plugins
+	$(SWIFT) build -c release --product analytics-host
+
+install-files:
+	@test -x $(HOST_BINARY) || { echo "install: $(HOST_BINARY) is not built (make install builds it)"; exit 1; }
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MAN1DIR)
+	install -m 755 $(HOST_BINARY) $(DESTDIR)$(BINDIR)/analytics-host
+	install -m 644 include/analytics_plugin.h $(DESTDIR)$(INCLUDEDIR)/analytics_plugin.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@PLUGINDIR@|$${prefix}/lib/analytics-host/plugins|' -e 's|@VERSION@|$(VERSION)|' \
+		doc/analytics-plugin.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/analytics-plugin.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/analytics-plugin.pc
+	install -m 644 doc/analytics-host.1 $(DESTDIR)$(MAN1DIR)/analytics-host.1
+	for lib in $(INSTALLED_PLUGINS); do install -m 755 $(PLUGINS_DIR)/$$lib $(DESTDIR)$(PLUGINDIR)/$$lib; done
+
+# Removes what `install` put there (the example plugins by name; the plugins directory only if
+# nothing else is left in it).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/analytics-host $(DESTDIR)$(INCLUDEDIR)/analytics_plugin.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/analytics-plugin.pc $(DESTDIR)$(MAN1DIR)/analytics-host.1
+	for lib in $(INSTALLED_PLUGINS); do rm -f $(DESTDIR)$(PLUGINDIR)/$$lib; done
+	-rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(PREFIX)/lib/analytics-host 2>/dev/null
 
 clean:
 	rm -rf .build $(BUILD_DIR)

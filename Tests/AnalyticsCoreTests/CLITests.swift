@@ -151,6 +151,7 @@ enum HostBinary {
         let result = try HostBinary.run(["plugins", "--plugins", plugins, "--json"], in: dir)
         #expect(result.status == 1, "one library was refused")
         let json = try JSON(parsing: result.stdout)
+        #expect(json["hostVersion"] == .string(HostVersion.string))
         let libraries = try #require(json["libraries"]?.arrayValue)
         let loaded = libraries.filter { $0["status"] == "loaded" }
         #expect(Set(loaded.compactMap { $0["key"]?.stringValue }) == ["File", "Console", "Metrics", "Redact"])
