@@ -190,6 +190,7 @@ enum RunCommand {
         let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination
         let drained = segment?.drain(timeout: interrupted ? 0 : drainTimeout) ?? true
         let complete = analytics.shutdown()
+        errors.finish()
         print(Summary.render(analytics: analytics, accepted: accepted, rejected: rejected, interrupted: interrupted,
                              drainTimeout: drained ? nil : drainTimeout))
         if let feed, let stats = analytics.signals?.stats {
@@ -231,18 +232,44 @@ extension RunCommand {
 }
 
 /// Prints errors as they happen, one line each, and counts plugin problems for the exit status.
+/// A storage error about one event (a full disk: "event ID not queued: …") is printed once per
+/// cause; the repeats are counted and reported by ``finish()``.
 final class ErrorPrinter: Sendable {
     private let pluginProblemCount = Locked(0)
     var pluginProblems: Int { pluginProblemCount.withLock { $0 } }
+    /// Per-event storage causes in the order first seen, with how many events each hit.
+    private let causes = Locked<[(cause: String, count: Int)]>([])
 
     var handler: @Sendable (AnalyticsError) -> Void {
         { [self] error in
             switch error {
             case .loader: pluginProblemCount.withLock { $0 += 1 }
             case .plugin(_, let message) where message.hasPrefix("could not be created"): pluginProblemCount.withLock { $0 += 1 }
+            case .storage(let message):
+                let cause = message.replacing(#/event \S+ /#, with: "event … ", maxReplacements: 1)
+                guard cause != message else { break }
+                let first = causes.withLock { list -> Bool in
+                    if let i = list.firstIndex(where: { $0.cause == cause }) {
+                        list[i].count += 1
+                        return false
+                    }
+                    list.append((cause, 1))
+                    return true
+                }
+                if first {
+                    FileHandle.standardError.write(Data("analytics-host: \(error) (further events with this cause are counted, not listed)\n".utf8))
+                }
+                return
             default: break
             }
             FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
+        }
+    }
+
+    /// One line per cause that hit more than one event, with the count.
+    func finish() {
+        for (cause, count) in causes.withLock({ $0 }) where count > 1 {
+            FileHandle.standardError.write(Data("analytics-host: storage: \(cause) — \(count) events in all\n".utf8))
         }
     }
     func line(_ number: Int, _ problem: String) {
