@@ -138,7 +138,7 @@ enum RunCommand {
             analytics.shutdown()
             throw UsageError("\(problem); no input was read")
         }
-        let progress = Progress(enabled: !opts.has("--quiet") && isatty(2) == 1)
+        let progress = Progress(enabled: !opts.has("--quiet") && isatty(2) == 1, input: fd)
         let feed = try opts["--signals"].map { path in try SignalFeed(path: path, signals: analytics.signals!, errors: errors) }
 
         var reader = LineReader(fd: fd, maximumLineBytes: BatchLimits.maxEventBytes)
@@ -177,7 +177,7 @@ enum RunCommand {
             progress.tick(accepted)
         }
         if !StopSignal.requested { feed?.emitRest() }
-        progress.finish()
+        progress.finish(accepted)
         if let error = reader.readError {
             rejected += 1
             FileHandle.standardError.write(Data("analytics-host: cannot read input \(inputPath) after line \(reader.lineNumber): \(String(cString: strerror(error))); the rest was not read\n".utf8))
@@ -275,25 +275,4 @@ final class ErrorPrinter: Sendable {
     func line(_ number: Int, _ problem: String) {
         FileHandle.standardError.write(Data("analytics-host: input line \(number): \(problem)\n".utf8))
     }
-}
-
-/// "events, events/s" on standard error while a long input is read from a terminal session.
-final class Progress {
-    private let enabled: Bool
-    private let start = monotonicSeconds()
-    private var last = monotonicSeconds()
-    private var shown = false
-    init(enabled: Bool) { self.enabled = enabled }
-
-    func tick(_ count: Int) {
-        guard enabled, count & 0x3FF == 0 else { return }
-        let now = monotonicSeconds()
-        guard now - last >= 0.25 else { return }
-        last = now
-        shown = true
-        let rate = Double(count) / max(now - start, 1e-9)
-        FileHandle.standardError.write(Data("\r\(count) events, \(Int(rate)) events/s   ".utf8))
-    }
-
-    func finish() { if shown { FileHandle.standardError.write(Data("\n".utf8)) } }
 }

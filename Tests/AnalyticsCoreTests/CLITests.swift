@@ -89,6 +89,9 @@ enum HostBinary {
         #expect(rows["Console"] == [12, 8, 1, 3, 0, 0, 0])   // integrations option and the plan skip it
         let lines = try String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 7, "File writes track/identify/screen/page only")
+        // …and says so, so that "delivered 9" and 7 lines do not puzzle anyone.
+        #expect(result.stderr.contains(#"File: wrote 7 of 9 events to \#(dir)/file.ndjson; 2 left out by its "types" setting (group 1, alias 1)"#),
+                "\(result.stderr)")
         #expect(!lines.contains { $0.contains("Debug Cache Miss") })
         #expect(result.stderr.contains("[analytics] track \"Order Completed\""))
         #expect(!result.stderr.contains("card_last4"), "Console's filter drops the property")
