@@ -49,20 +49,22 @@ enum PluginsCommand {
                                "libraries": .array(entries)]).serialized())
         } else {
             print("plugins in \(dir): \(scan.libraries.count) loaded, \(scan.problems.count) refused")
+            // Keys, versions, toolchains and reasons come from the libraries: escaped (TerminalText).
+            let e = TerminalText.escaped
             for lib in scan.libraries {
                 let i = lib.info
                 print("""
 
-                    \(i.key)  \(i.version)
-                      file       \(i.file)
+                    \(e(i.key))  \(e(i.version))
+                      file       \(e(i.file))
                       ABI        \(i.abiVersion)
-                      language   \(i.language)\(i.toolchain.map { " (\($0))" } ?? "")
-                      role       \(roleText(i))
+                      language   \(e(i.language))\(i.toolchain.map { " (\(e($0)))" } ?? "")
+                      role       \(e(roleText(i)))
                       hooks      \(i.hooks.names.joined(separator: " "))
                     """)
             }
             for p in scan.problems {
-                print("\nREFUSED  \(p.file)\n  reason   \(p.reasonText)")
+                print("\nREFUSED  \(e(p.file))\n  reason   \(e(p.reasonText))")
             }
         }
         if directoryUnusable { return 2 }

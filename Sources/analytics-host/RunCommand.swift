@@ -62,6 +62,10 @@ enum RunCommand {
         if opts.has("--help") { print(help); return 0 }
         let settingsPath = try opts.required("--settings")
         let pluginsDir = try opts.required("--plugins")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: pluginsDir, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw UsageError("--plugins \(pluginsDir): \(FileManager.default.fileExists(atPath: pluginsDir) ? "not a directory" : "no such directory"); no input was read")
+        }
         let settingsFile = try HostSetup.readSettings(path: settingsPath)
         if !settingsFile.problems.isEmpty {
             let allowed = opts.has("--allow-invalid-settings")
@@ -84,6 +88,9 @@ enum RunCommand {
 
         let inputPath = opts["--input"] ?? "-"
         let fd = try openInput(inputPath)
+        if inputPath == "-" && isatty(0) == 1 && isatty(2) == 1 {
+            FileHandle.standardError.write(Data("analytics-host: reading events from standard input (one JSON object per line; Ctrl-D ends, --input FILE reads a file)\n".utf8))
+        }
         defer { if fd > 0 { close(fd) } }
 
         let writeKey = opts["--write-key"] ?? settingsFile.object?["integrations"]?["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
@@ -114,7 +121,7 @@ enum RunCommand {
         config.segment.whenQueueFull = .waitForRoom
         config.errorHandler = errors.handler
         config.logHandler = { level, message in
-            if level >= .info { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }
+            if level >= .info { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
         }
         config.pluginsDirectory = pluginsDir
         if let bundle = opts["--live-plugins"] {
@@ -257,22 +264,22 @@ final class ErrorPrinter: Sendable {
                     return true
                 }
                 if first {
-                    FileHandle.standardError.write(Data("analytics-host: \(error) (further events with this cause are counted, not listed)\n".utf8))
+                    FileHandle.standardError.write(Data("analytics-host: \(TerminalText.escaped(error.description)) (further events with this cause are counted, not listed)\n".utf8))
                 }
                 return
             default: break
             }
-            FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("analytics-host: \(TerminalText.escaped(error.description))\n".utf8))
         }
     }
 
     /// One line per cause that hit more than one event, with the count.
     func finish() {
         for (cause, count) in causes.withLock({ $0 }) where count > 1 {
-            FileHandle.standardError.write(Data("analytics-host: storage: \(cause) — \(count) events in all\n".utf8))
+            FileHandle.standardError.write(Data("analytics-host: storage: \(TerminalText.escaped(cause)) — \(count) events in all\n".utf8))
         }
     }
     func line(_ number: Int, _ problem: String) {
-        FileHandle.standardError.write(Data("analytics-host: input line \(number): \(problem)\n".utf8))
+        FileHandle.standardError.write(Data("analytics-host: input line \(number): \(TerminalText.escaped(problem))\n".utf8))
     }
 }

@@ -8,7 +8,7 @@ enum Summary {
         var rows: [[String]] = []
         for destination in analytics.timeline.plugins(of: .destination) {
             guard let d = destination as? DestinationPlugin, let s = analytics.timeline.stats(forKey: d.key) else { continue }
-            rows.append([d.key, "\(s.received + s.skipped)", "\(delivered(d, s))", "\(s.dropped + s.overflowed)",
+            rows.append([TerminalText.escaped(d.key), "\(s.received + s.skipped)", "\(delivered(d, s))", "\(s.dropped + s.overflowed)",
                          "\(s.skipped)", "\(s.failed)", "\(s.queued)", "\(s.abandoned)"])
         }
         rows.sort { $0[0] < $1[0] }

@@ -9,7 +9,8 @@ import Glibc
 @Suite(.serialized) struct RunProgressTests {
     /// Runs `analytics-host` with standard error on a new pty; returns what the terminal showed and
     /// the exit status.
-    static func runOnTerminal(_ arguments: [String], in directory: String) throws -> (shown: String, status: Int32) {
+    /// With `typed`, standard input is the terminal too and `typed` is what the user types.
+    static func runOnTerminal(_ arguments: [String], in directory: String, typed: String? = nil) throws -> (shown: String, status: Int32) {
         // posix_openpt/unlockpt/ptsname by hand (Glibc's module does not export them): the
         // multiplexer, TIOCSPTLCK 0 to unlock, TIOCGPTN for the number of /dev/pts/N.
         let master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
@@ -24,11 +25,16 @@ import Glibc
         process.executableURL = URL(fileURLWithPath: try HostBinary.path())
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = typed == nil ? FileHandle.nullDevice : FileHandle(fileDescriptor: slave, closeOnDealloc: false)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
         try process.run()
         close(slave)
+        if let typed {
+            // The line discipline holds it until the child reads; ^D (EOF) ends the input.
+            let bytes = Array(typed.utf8) + [4]
+            _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+        }
         // Until the child's end closes the terminal (EIO on Linux once no one holds the slave side).
         var shown: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
