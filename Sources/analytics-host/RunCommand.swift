@@ -9,6 +9,7 @@ enum RunCommand {
                                   [--input FILE|-] [--signals FILE] [--settings-refresh SECONDS] [--hook-timeout SECONDS]
                                   [--drain-timeout SECONDS] [--max-queue-bytes BYTES]
                                   [--live-plugins FILE] [--allow-insecure-plugins] [--allow-invalid-settings] [--quiet]
+                                  [-v | --log-level debug|info|warning|error]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
         context and integrations are kept when given), runs each through the whole pipeline — source
@@ -48,6 +49,9 @@ enum RunCommand {
           --allow-insecure-plugins  load libraries even if group/others may write them
           --allow-invalid-settings  run on settings that do not validate (problems become warnings)
           --quiet           no progress line on a terminal
+          --log-level LEVEL  the least severe log lines printed: debug, info (the default), warning
+                            or error; -v is --log-level debug; the environment variable
+                            ANALYTICS_HOST_LOG_LEVEL sets the default
 
         SIGINT/SIGTERM: stop reading, drain, persist, exit as below; a second signal exits at once
         (every event already accepted is on disk and goes out on the next run).
@@ -56,10 +60,11 @@ enum RunCommand {
 
     static func main(_ arguments: [String]) throws -> Int32 {
         let opts = try Options(arguments,
-                               valued: ["--settings", "--plugins", "--write-key", "--api-host", "--storage", "--input", "--signals", "--settings-refresh",
+                               valued: ["--settings", "--plugins", "--write-key", "--api-host", "--storage", "--log-level", "--input", "--signals", "--settings-refresh",
                                         "--drain-timeout", "--max-queue-bytes", "--hook-timeout", "--live-plugins"],
-                               flags: ["--allow-insecure-plugins", "--allow-invalid-settings", "--quiet"])
+                               flags: ["--allow-insecure-plugins", "--allow-invalid-settings", "--quiet", "-v"])
         if opts.has("--help") { print(help); return 0 }
+        let logLevel = try Self.logLevel(opts)
         let settingsPath = try opts.required("--settings")
         let pluginsDir = try opts.required("--plugins")
         var isDirectory: ObjCBool = false
@@ -121,7 +126,7 @@ enum RunCommand {
         config.segment.whenQueueFull = .waitForRoom
         config.errorHandler = errors.handler
         config.logHandler = { level, message in
-            if level >= .info { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
+            if level >= logLevel { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
         }
         config.pluginsDirectory = pluginsDir
         if let bundle = opts["--live-plugins"] {
@@ -144,6 +149,16 @@ enum RunCommand {
             // Nothing read yet, nothing accepted: stop before the first line.
             analytics.shutdown()
             throw UsageError("\(problem); no input was read")
+        }
+        if logLevel == .debug {
+            let keys = analytics.timeline.plugins(of: .destination).compactMap { ($0 as? DestinationPlugin)?.key }.sorted()
+            var lines = ["settings \(settingsPath), plugins directory \(pluginsDir), input \(inputPath == "-" ? "standard input" : inputPath)",
+                         "destinations: \(keys.isEmpty ? "none" : keys.joined(separator: ", "))"]
+            if let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination {
+                lines.append("Segment.io: uploads to \(segment.uploadConfiguration.apiHost), queue in \(segment.queueDirectory), "
+                             + "\(segment.backlogEvents) events left by earlier runs")
+            }
+            for line in lines { FileHandle.standardError.write(Data("analytics-host: debug: \(TerminalText.escaped(line))\n".utf8)) }
         }
         let progress = Progress(enabled: !opts.has("--quiet") && isatty(2) == 1, input: fd)
         let feed = try opts["--signals"].map { path in try SignalFeed(path: path, signals: analytics.signals!, errors: errors) }
@@ -222,6 +237,23 @@ enum RunCommand {
 }
 
 extension RunCommand {
+    /// --log-level, else -v (debug), else ANALYTICS_HOST_LOG_LEVEL, else info.
+    static func logLevel(_ opts: Options) throws -> LogLevel {
+        let names = "debug, info, warning or error"
+        if let text = opts["--log-level"] {
+            guard let level = LogLevel(rawValue: text.lowercased()) else { throw UsageError("--log-level needs \(names), not '\(text)'") }
+            return level
+        }
+        if opts.has("-v") { return .debug }
+        if let text = ProcessInfo.processInfo.environment["ANALYTICS_HOST_LOG_LEVEL"], !text.isEmpty {
+            guard let level = LogLevel(rawValue: text.lowercased()) else {
+                throw UsageError("ANALYTICS_HOST_LOG_LEVEL needs \(names), not '\(text)'")
+            }
+            return level
+        }
+        return .info
+    }
+
     /// The input as a file descriptor: standard input for "-", else a file, FIFO or device opened
     /// for reading. Anything that cannot be read as a stream of lines is a usage error, found
     /// before any event is read.

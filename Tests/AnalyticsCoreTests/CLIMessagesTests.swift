@@ -81,3 +81,31 @@ import Glibc
         #expect(!result.stderr.utf8.contains(0x1B) && !result.stderr.utf8.contains(0x0D) && !result.stderr.utf8.contains(0x07))
     }
 }
+
+/// Log verbosity: -v / --log-level and ANALYTICS_HOST_LOG_LEVEL; debug lines exist and are seen.
+@Suite(.serialized) struct CLILogLevelTests {
+    @Test func debugLinesAppearWithVerboseAndTheEnvironmentSetsTheDefault() throws {
+        let dir = makeTempDirectory("msg-loglevel")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        let settings = try HostBinary.settings(in: dir, output: dir + "/out.ndjson", console: false)
+        let base = ["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s", "--quiet"]
+        let event = #"{"type":"track","event":"A","userId":"u"}"#
+        let plain = try HostBinary.run(base, stdin: event, in: dir)
+        #expect(plain.status == 0 && !plain.stderr.contains("debug:"), "\(plain.stderr)")
+        #expect(plain.stderr.contains("info: File: wrote 1 of 1 events"), "info is the default: \(plain.stderr)")
+        for flags in [["-v"], ["--log-level", "debug"], ["--log-level=DEBUG"]] {
+            let verbose = try HostBinary.run(base + flags, stdin: event, in: dir)
+            #expect(verbose.status == 0)
+            #expect(verbose.stderr.contains("debug: destinations: File"), "\(flags): \(verbose.stderr)")
+        }
+        let quiet = try FixtureBuilder.capture("/usr/bin/env", ["ANALYTICS_HOST_LOG_LEVEL=warning", try HostBinary.path()] + base,
+                                               stdin: Data(event.utf8), directory: dir)
+        #expect(quiet.status == 0 && !quiet.stderr.contains("info:"), "\(quiet.stderr)")
+        let overridden = try FixtureBuilder.capture("/usr/bin/env", ["ANALYTICS_HOST_LOG_LEVEL=warning", try HostBinary.path()] + base + ["-v"],
+                                                    stdin: Data(event.utf8), directory: dir)
+        #expect(overridden.stderr.contains("debug: destinations: File"), "the option wins over the environment")
+        let bad = try HostBinary.run(base + ["--log-level", "loud"], stdin: event, in: dir)
+        #expect(bad.status == 2 && bad.stderr.contains("--log-level needs debug, info, warning or error, not 'loud'"))
+    }
+}
