@@ -30,8 +30,15 @@ import Testing
             try moved.write(toFile: copy + "/Package.swift", atomically: true, encoding: .utf8)
         }
 
-        // The one command.
-        let build = try FixtureBuilder.capture("/usr/bin/env", ["swift", "build"], directory: copy)
+        // The one command. The copy's build is incremental between runs; SwiftPM's build manifest
+        // does not follow files added to or removed from a path dependency, so it is regenerated
+        // (debug.yaml removed, objects kept), and a failed incremental build is redone from clean.
+        try? FileManager.default.removeItem(atPath: copy + "/.build/debug.yaml")
+        var build = try FixtureBuilder.capture("/usr/bin/env", ["swift", "build"], directory: copy)
+        if build.status != 0 {
+            try? FileManager.default.removeItem(atPath: copy + "/.build")
+            build = try FixtureBuilder.capture("/usr/bin/env", ["swift", "build"], directory: copy)
+        }
         #expect(build.status == 0, "\(build.stdout)\(build.stderr)")
         let library = copy + "/.build/debug/libTallyIntegration.so"
 
