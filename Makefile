@@ -4,7 +4,7 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: build test tsan run bench fuzz plugins swift-plugins live-plugins abi-check clean
+.PHONY: build test tsan run bench fuzz plugins swift-plugins live-plugins abi-check clean install install-build install-files uninstall
 
 build:
 	$(SWIFT) build
@@ -21,15 +21,27 @@ tsan:
 # The demo: the example integrations loaded from build/plugins, the embedded settings and events in
 # examples/, the JavaScript plugins of examples/live.js (LivePlugins, where JavaScriptCore is
 # installed), the signals of examples/signals.ndjson (turned into events by live.js's processSignal),
-# storage under build/demo (the Segment.io queue stays there while offline). Offline, the
-# run does not wait for uploads (--drain-timeout 0) and exits 4, "still queued": that is expected.
+# storage under build/demo. Segment.io uploads to a local `analytics-host receive` on a free port of
+# 127.0.0.1 (nothing leaves the machine), which writes them to build/demo/received.ndjson; the
+# receiver is stopped after the run. Every event is delivered: the run exits 0.
+DEMO := $(BUILD_DIR)/demo
 run: build plugins
-	@rm -rf $(BUILD_DIR)/demo/file-destination.ndjson $(BUILD_DIR)/demo/metrics.json
-	@mkdir -p $(BUILD_DIR)/demo
-	.build/debug/analytics-host run --settings examples/settings.json --plugins $(PLUGINS_DIR) \
-		--storage $(BUILD_DIR)/demo/storage --input examples/events.ndjson --live-plugins examples/live.js \
-		--signals examples/signals.ndjson --drain-timeout 0; status=$$?; [ $$status -eq 0 ] || [ $$status -eq 4 ]
-	@echo "--- File destination wrote $$(wc -l < $(BUILD_DIR)/demo/file-destination.ndjson) lines to $(BUILD_DIR)/demo/file-destination.ndjson"
+	@rm -rf $(DEMO)/file-destination.ndjson $(DEMO)/metrics.json $(DEMO)/received.ndjson $(DEMO)/receiver.log
+	@mkdir -p $(DEMO)
+	@.build/debug/analytics-host receive --port 0 --out $(DEMO)/received.ndjson --write-key demo-write-key \
+		2> $(DEMO)/receiver.log & receiver=$$!; \
+	for i in $$(seq 100); do grep -q 'listening on' $(DEMO)/receiver.log && break; sleep 0.1; done; \
+	url=$$(sed -n 's|.*listening on \(http://[^ ]*\) .*|\1|p' $(DEMO)/receiver.log); \
+	if [ -z "$$url" ]; then cat $(DEMO)/receiver.log; kill $$receiver; exit 1; fi; \
+	echo "--- receiver: $$url (analytics-host receive, writing $(DEMO)/received.ndjson)"; \
+	set -x; .build/debug/analytics-host run --settings examples/settings.json --plugins $(PLUGINS_DIR) \
+		--api-host $$url --storage $(DEMO)/storage --input examples/events.ndjson --live-plugins examples/live.js \
+		--signals examples/signals.ndjson --drain-timeout 10; status=$$?; set +x; \
+	kill -TERM $$receiver; wait $$receiver; \
+	echo "--- receiver: $$(tail -n 1 $(DEMO)/receiver.log | sed 's/^analytics-host receive: //')"; \
+	echo "--- first event uploaded: $$(head -c 300 $(DEMO)/received.ndjson | head -n 1)"; \
+	echo "--- File destination wrote $$(wc -l < $(DEMO)/file-destination.ndjson) lines to $(DEMO)/file-destination.ndjson"; \
+	exit $$status
 
 bench:
 	$(SWIFT) build -c release --product analytics-bench
@@ -45,7 +57,12 @@ fuzz:
 # The example integrations: one self-contained C file each, the ABI header is all they include.
 # Swift ones are SwiftPM dynamic-library products (module AnalyticsIntegration, statically linked),
 # built with this toolchain (the host refuses any other) and found by their RUNPATH at run time.
+# SwiftPM compiles them; the link here adds Plugins/swift-plugin.exports, so that only the ABI
+# entry function is exported (a linker flag kept out of Package.swift: a package with unsafe flags
+# cannot be a dependency of another package).
 SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration
+SWIFTC ?= $(dir $(shell command -v $(SWIFT)))swiftc
+SWIFT_BIN := .build/debug
 
 plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so swift-plugins live-plugins
 
@@ -74,7 +91,9 @@ swift-plugins:
 	@mkdir -p $(PLUGINS_DIR)
 	@set -e; for product in $(SWIFT_PLUGINS); do \
 		$(SWIFT) build --product $$product; \
-		cp .build/debug/lib$$product.so $(PLUGINS_DIR)/; \
+		$(SWIFTC) -emit-library -module-name $$product -o $(PLUGINS_DIR)/lib$$product.so -g \
+			-L $(SWIFT_BIN) @$(SWIFT_BIN)/$$product.product/Objects.LinkFileList \
+			-Xlinker --version-script=Plugins/swift-plugin.exports; \
 	done
 
 $(PLUGINS_DIR)/libfile.so: Plugins/File/file.c include/analytics_plugin.h
@@ -99,6 +118,48 @@ abi-check:
 	$(CC) -std=c99 -Wall -Wextra -pedantic -Werror -I include -c -o $(BUILD_DIR)/abi-check/c99.o Tests/Fixtures/abi_check.c
 	$(CXX) -x c++ -Wall -Wextra -pedantic -Werror -I include -c -o $(BUILD_DIR)/abi-check/cxx.o Tests/Fixtures/abi_check.c
 	@echo "abi-check: include/analytics_plugin.h compiles as C99 and C++"
+
+# Installing: `make install PREFIX=/usr/local [DESTDIR=/stage]` puts the command (a release build),
+# the ABI header, its pkg-config file (analytics-plugin.pc: a C author builds with
+# `gcc $(pkg-config --cflags analytics-plugin) -shared -fPIC …`), the plugins directory with the
+# example integrations and the manual page in place. `install-files` copies without building
+# (HOST_BINARY names the command to install). The command keeps using the Swift runtime of the
+# toolchain that built it (its RUNPATH), as do the Swift plugins: the host refuses any other.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR := $(PREFIX)/bin
+INCLUDEDIR := $(PREFIX)/include
+PKGCONFIGDIR := $(PREFIX)/lib/pkgconfig
+PLUGINDIR := $(PREFIX)/lib/analytics-host/plugins
+MAN1DIR := $(PREFIX)/share/man/man1
+HOST_BINARY ?= .build/release/analytics-host
+VERSION := $(shell sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/AnalyticsCore/Support/HostVersion.swift)
+INSTALLED_PLUGINS = $(notdir $(wildcard $(PLUGINS_DIR)/*.so))
+
+install: install-build
+	$(MAKE) install-files
+
+install-build: plugins
+	$(SWIFT) build -c release --product analytics-host
+
+install-files:
+	@test -x $(HOST_BINARY) || { echo "install: $(HOST_BINARY) is not built (make install builds it)"; exit 1; }
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MAN1DIR)
+	install -m 755 $(HOST_BINARY) $(DESTDIR)$(BINDIR)/analytics-host
+	install -m 644 include/analytics_plugin.h $(DESTDIR)$(INCLUDEDIR)/analytics_plugin.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@PLUGINDIR@|$${prefix}/lib/analytics-host/plugins|' -e 's|@VERSION@|$(VERSION)|' \
+		doc/analytics-plugin.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/analytics-plugin.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/analytics-plugin.pc
+	install -m 644 doc/analytics-host.1 $(DESTDIR)$(MAN1DIR)/analytics-host.1
+	for lib in $(INSTALLED_PLUGINS); do install -m 755 $(PLUGINS_DIR)/$$lib $(DESTDIR)$(PLUGINDIR)/$$lib; done
+
+# Removes what `install` put there (the example plugins by name; the plugins directory only if
+# nothing else is left in it).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/analytics-host $(DESTDIR)$(INCLUDEDIR)/analytics_plugin.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/analytics-plugin.pc $(DESTDIR)$(MAN1DIR)/analytics-host.1
+	for lib in $(INSTALLED_PLUGINS); do rm -f $(DESTDIR)$(PLUGINDIR)/$$lib; done
+	-rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(PREFIX)/lib/analytics-host 2>/dev/null
 
 clean:
 	rm -rf .build $(BUILD_DIR)

@@ -5,12 +5,6 @@ import PackageDescription
 // shared libraries loaded at start-up through the C ABI in include/analytics_plugin.h.
 // No package dependencies: the Swift toolchain and zlib only.
 
-/// Linker flags of Swift integration libraries: a version script that keeps every symbol but the
-/// ABI entry function local (see Plugins/swift-plugin.exports).
-let swiftPluginLinkerSettings: [LinkerSetting] = [
-    .unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/Plugins/swift-plugin.exports"]),
-]
-
 let package = Package(
     name: "analytics-host",
     products: [
@@ -28,16 +22,18 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .target(name: "AnalyticsCore", dependencies: ["CAnalyticsABI", "CZlib"]),
         .target(name: "AnalyticsIntegration", dependencies: ["AnalyticsCore", "CAnalyticsABI"]),
-        .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore"]),
+        .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore", "LoopbackHTTP"]),
         .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
         // Swift integrations: unique module names (the Swift runtime looks types up by module).
-        // Each exports only the ABI entry function (Plugins/swift-plugin.exports).
-        .target(name: "WebhooksIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Webhooks",
-                linkerSettings: swiftPluginLinkerSettings),
-        .target(name: "MetricsIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Metrics",
-                linkerSettings: swiftPluginLinkerSettings),
-        // A real HTTP/1.1 server on 127.0.0.1 (and other helpers) for tests and the benchmark.
-        .target(name: "AnalyticsTestSupport", dependencies: ["AnalyticsCore"], path: "Tests/AnalyticsTestSupport"),
+        // The libraries loaded by the host are linked by `make plugins` from these products' objects
+        // with Plugins/swift-plugin.exports (only the ABI entry function exported): no unsafe flags
+        // here, so other packages can depend on this one.
+        .target(name: "WebhooksIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Webhooks"),
+        .target(name: "MetricsIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Metrics"),
+        // A real HTTP/1.1 server on 127.0.0.1: `analytics-host receive`, the tests and the benchmark.
+        .target(name: "LoopbackHTTP", dependencies: ["AnalyticsCore"]),
+        // Helpers for tests and the benchmark (re-exports LoopbackHTTP).
+        .target(name: "AnalyticsTestSupport", dependencies: ["AnalyticsCore", "LoopbackHTTP"], path: "Tests/AnalyticsTestSupport"),
         .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
         // Test-only helper: a process the durable-queue crash test SIGKILLs mid-stream.
         .executableTarget(name: "queue-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/QueueCrashChild"),

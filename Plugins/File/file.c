@@ -11,6 +11,9 @@
  * within a line. `flush`, the STOPPING lifecycle phase and `destroy` write the buffer out and
  * fsync the file: after a successful flush the events are on disk.
  *
+ * At STOPPING it logs (info) how many of the events it accepted it wrote, and how many of each
+ * type its "types" setting left out, so that the host's "delivered" count is explained.
+ *
  * Threads: the host serializes calls on an instance (header rule); this library keeps no state
  * outside its instances, so different instances may run concurrently.
  *
@@ -47,7 +50,11 @@ struct ah_instance {
     unsigned types;    /* TYPE_* mask of the types written */
     char *buf;         /* pending lines, owned */
     size_t used, cap;
+    unsigned long written;          /* events accepted and written (or buffered) */
+    unsigned long left_out[6];      /* events accepted but not written, by type index (TYPE_* bit) */
 };
+
+static const char *const type_names[6] = { "track", "identify", "screen", "page", "group", "alias" };
 
 /* ---- a minimal JSON reader for the settings object -------------------------------------- */
 
@@ -255,7 +262,10 @@ static ah_status drain_and_sync(ah_instance *self, char *err, size_t cap) {
  * the text are formatting whitespace and become spaces. */
 static ah_status append(ah_instance *self, unsigned bit, const char *json, size_t len, char *err, size_t cap) {
     size_t i;
-    if (!(self->types & bit)) return AH_OK;
+    if (!(self->types & bit)) {
+        for (i = 0; i < 6; i++) if (bit == 1u << i) self->left_out[i]++;
+        return AH_OK;
+    }
     if (self->used >= FILE_DRAIN_THRESHOLD) {
         ah_status status = drain(self, err, cap);
         if (status != AH_OK) return status;  /* nothing of this event was buffered: retry is safe */
@@ -274,6 +284,7 @@ static ah_status append(ah_instance *self, unsigned bit, const char *json, size_
     }
     self->used += len;
     self->buf[self->used++] = '\n';
+    self->written++;
     return AH_OK;
 }
 
@@ -332,8 +343,37 @@ static ah_status file_update(ah_instance *self, const char *settings, size_t len
     return AH_OK;
 }
 
+/* "wrote 7 of 9 events to PATH; 2 left out by its "types" setting (group 1, alias 1)" */
+static void log_counts(ah_instance *self) {
+    char line[512];
+    unsigned long left = 0;
+    int i, n;
+    size_t used;
+    for (i = 0; i < 6; i++) left += self->left_out[i];
+    n = snprintf(line, sizeof line, "wrote %lu of %lu events to %s", self->written, self->written + left, self->path);
+    used = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (left > 0 && used < sizeof line) {
+        const char *sep = " (";
+        n = snprintf(line + used, sizeof line - used, "; %lu left out by its \"types\" setting", left);
+        used += n < 0 ? 0 : (size_t)n;
+        for (i = 0; i < 6 && used < sizeof line; i++) {
+            if (!self->left_out[i]) continue;
+            n = snprintf(line + used, sizeof line - used, "%s%s %lu", sep, type_names[i], self->left_out[i]);
+            used += n < 0 ? 0 : (size_t)n;
+            sep = ", ";
+        }
+        if (used < sizeof line) used += (size_t)snprintf(line + used, sizeof line - used, ")");
+    }
+    if (used >= sizeof line) used = sizeof line - 1;
+    self->host->log(self->host->ctx, AH_LOG_INFO, line, used);
+}
+
 static ah_status file_lifecycle(ah_instance *self, int32_t phase, char *err, size_t cap) {
-    return phase == AH_LIFECYCLE_STOPPING ? drain_and_sync(self, err, cap) : AH_OK;
+    ah_status status;
+    if (phase != AH_LIFECYCLE_STOPPING) return AH_OK;
+    status = drain_and_sync(self, err, cap);
+    if (status == AH_OK) log_counts(self);
+    return status;
 }
 
 static void file_destroy(ah_instance *self) {

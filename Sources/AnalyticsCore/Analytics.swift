@@ -121,7 +121,8 @@ public final class Analytics: Sendable {
         // Options for libraries also count as the host knowing the key.
         provided.formUnion(configuration.pluginOptions.keys)
         for key in settings.integrations.keys where !provided.contains(key) {
-            log(.info, "settings name \"\(key)\" but no integration provides it here (a cloud-mode destination?)")
+            let (level, message) = Self.unprovidedKeyMessage(key, refused: pluginScan.problems)
+            log(level, message)
         }
         if !configuration.sourceMiddleware.isEmpty {
             timeline.add(MiddlewarePlugin(configuration.sourceMiddleware))

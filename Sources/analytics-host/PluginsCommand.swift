@@ -45,23 +45,26 @@ enum PluginsCommand {
                 return .object(o)
             }
             entries += scan.problems.map { p in ["file": .string(p.file), "status": "refused", "reason": .string(p.reasonText)] }
-            print(JSON.object(["directory": .string(dir), "libraries": .array(entries)]).serialized())
+            print(JSON.object(["directory": .string(dir), "hostVersion": .string(HostVersion.string),
+                               "libraries": .array(entries)]).serialized())
         } else {
             print("plugins in \(dir): \(scan.libraries.count) loaded, \(scan.problems.count) refused")
+            // Keys, versions, toolchains and reasons come from the libraries: escaped (TerminalText).
+            let e = TerminalText.escaped
             for lib in scan.libraries {
                 let i = lib.info
                 print("""
 
-                    \(i.key)  \(i.version)
-                      file       \(i.file)
+                    \(e(i.key))  \(e(i.version))
+                      file       \(e(i.file))
                       ABI        \(i.abiVersion)
-                      language   \(i.language)\(i.toolchain.map { " (\($0))" } ?? "")
-                      role       \(roleText(i))
+                      language   \(e(i.language))\(i.toolchain.map { " (\(e($0)))" } ?? "")
+                      role       \(e(roleText(i)))
                       hooks      \(i.hooks.names.joined(separator: " "))
                     """)
             }
             for p in scan.problems {
-                print("\nREFUSED  \(p.file)\n  reason   \(p.reasonText)")
+                print("\nREFUSED  \(e(p.file))\n  reason   \(e(p.reasonText))")
             }
         }
         if directoryUnusable { return 2 }

@@ -5,10 +5,11 @@ import Glibc
 /// `analytics-host run`: newline-delimited events in, every destination fed, a summary out.
 enum RunCommand {
     static let help = """
-        usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--storage DIR]
+        usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--api-host HOST] [--storage DIR]
                                   [--input FILE|-] [--signals FILE] [--settings-refresh SECONDS] [--hook-timeout SECONDS]
                                   [--drain-timeout SECONDS] [--max-queue-bytes BYTES]
                                   [--live-plugins FILE] [--allow-insecure-plugins] [--allow-invalid-settings] [--quiet]
+                                  [-v | --log-level debug|info|warning|error]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
         context and integrations are kept when given), runs each through the whole pipeline — source
@@ -24,6 +25,8 @@ enum RunCommand {
                             `path`/`…Path` options of integrations are relative to FILE's directory
           --plugins DIR     directory of integration libraries (*.so)
           --write-key KEY   source write key (default: integrations["Segment.io"].apiKey)
+          --api-host HOST   where Segment.io uploads, overriding the settings' apiHost, e.g.
+                            http://127.0.0.1:PORT/v1 for a local `analytics-host receive`
           --storage DIR     user state and the upload queue (default: ~/.local/share/analytics-host/KEY)
           --input FILE|-    events to read: a file, a FIFO or - for standard input (the default);
                             a line must be UTF-8 and at most 32,768 bytes (the event size limit),
@@ -46,6 +49,9 @@ enum RunCommand {
           --allow-insecure-plugins  load libraries even if group/others may write them
           --allow-invalid-settings  run on settings that do not validate (problems become warnings)
           --quiet           no progress line on a terminal
+          --log-level LEVEL  the least severe log lines printed: debug, info (the default), warning
+                            or error; -v is --log-level debug; the environment variable
+                            ANALYTICS_HOST_LOG_LEVEL sets the default
 
         SIGINT/SIGTERM: stop reading, drain, persist, exit as below; a second signal exits at once
         (every event already accepted is on disk and goes out on the next run).
@@ -54,12 +60,17 @@ enum RunCommand {
 
     static func main(_ arguments: [String]) throws -> Int32 {
         let opts = try Options(arguments,
-                               valued: ["--settings", "--plugins", "--write-key", "--storage", "--input", "--signals", "--settings-refresh",
+                               valued: ["--settings", "--plugins", "--write-key", "--api-host", "--storage", "--log-level", "--input", "--signals", "--settings-refresh",
                                         "--drain-timeout", "--max-queue-bytes", "--hook-timeout", "--live-plugins"],
-                               flags: ["--allow-insecure-plugins", "--allow-invalid-settings", "--quiet"])
+                               flags: ["--allow-insecure-plugins", "--allow-invalid-settings", "--quiet", "-v"])
         if opts.has("--help") { print(help); return 0 }
+        let logLevel = try Self.logLevel(opts)
         let settingsPath = try opts.required("--settings")
         let pluginsDir = try opts.required("--plugins")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: pluginsDir, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw UsageError("--plugins \(pluginsDir): \(FileManager.default.fileExists(atPath: pluginsDir) ? "not a directory" : "no such directory"); no input was read")
+        }
         let settingsFile = try HostSetup.readSettings(path: settingsPath)
         if !settingsFile.problems.isEmpty {
             let allowed = opts.has("--allow-invalid-settings")
@@ -82,12 +93,16 @@ enum RunCommand {
 
         let inputPath = opts["--input"] ?? "-"
         let fd = try openInput(inputPath)
+        if inputPath == "-" && isatty(0) == 1 && isatty(2) == 1 {
+            FileHandle.standardError.write(Data("analytics-host: reading events from standard input (one JSON object per line; Ctrl-D ends, --input FILE reads a file)\n".utf8))
+        }
         defer { if fd > 0 { close(fd) } }
 
         let writeKey = opts["--write-key"] ?? settingsFile.object?["integrations"]?["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
         let errors = ErrorPrinter()
         var config = Configuration(writeKey: writeKey, storageDirectory: opts["--storage"])
         config.settingsLocation = .file(settingsPath)
+        if let host = opts["--api-host"] { config.segment.apiHost = host }
         if let refresh = opts["--settings-refresh"] {
             guard let seconds = Double(refresh), seconds > 0 else { throw UsageError("--settings-refresh needs a number of seconds") }
             config.settingsRefreshInterval = seconds
@@ -111,7 +126,7 @@ enum RunCommand {
         config.segment.whenQueueFull = .waitForRoom
         config.errorHandler = errors.handler
         config.logHandler = { level, message in
-            if level >= .info { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(message)\n".utf8)) }
+            if level >= logLevel { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
         }
         config.pluginsDirectory = pluginsDir
         if let bundle = opts["--live-plugins"] {
@@ -135,7 +150,17 @@ enum RunCommand {
             analytics.shutdown()
             throw UsageError("\(problem); no input was read")
         }
-        let progress = Progress(enabled: !opts.has("--quiet") && isatty(2) == 1)
+        if logLevel == .debug {
+            let keys = analytics.timeline.plugins(of: .destination).compactMap { ($0 as? DestinationPlugin)?.key }.sorted()
+            var lines = ["settings \(settingsPath), plugins directory \(pluginsDir), input \(inputPath == "-" ? "standard input" : inputPath)",
+                         "destinations: \(keys.isEmpty ? "none" : keys.joined(separator: ", "))"]
+            if let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination {
+                lines.append("Segment.io: uploads to \(segment.uploadConfiguration.apiHost), queue in \(segment.queueDirectory), "
+                             + "\(segment.backlogEvents) events left by earlier runs")
+            }
+            for line in lines { FileHandle.standardError.write(Data("analytics-host: debug: \(TerminalText.escaped(line))\n".utf8)) }
+        }
+        let progress = Progress(enabled: !opts.has("--quiet") && isatty(2) == 1, input: fd)
         let feed = try opts["--signals"].map { path in try SignalFeed(path: path, signals: analytics.signals!, errors: errors) }
 
         var reader = LineReader(fd: fd, maximumLineBytes: BatchLimits.maxEventBytes)
@@ -174,7 +199,7 @@ enum RunCommand {
             progress.tick(accepted)
         }
         if !StopSignal.requested { feed?.emitRest() }
-        progress.finish()
+        progress.finish(accepted)
         if let error = reader.readError {
             rejected += 1
             FileHandle.standardError.write(Data("analytics-host: cannot read input \(inputPath) after line \(reader.lineNumber): \(String(cString: strerror(error))); the rest was not read\n".utf8))
@@ -187,6 +212,7 @@ enum RunCommand {
         let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination
         let drained = segment?.drain(timeout: interrupted ? 0 : drainTimeout) ?? true
         let complete = analytics.shutdown()
+        errors.finish()
         print(Summary.render(analytics: analytics, accepted: accepted, rejected: rejected, interrupted: interrupted,
                              drainTimeout: drained ? nil : drainTimeout))
         if let feed, let stats = analytics.signals?.stats {
@@ -211,6 +237,23 @@ enum RunCommand {
 }
 
 extension RunCommand {
+    /// --log-level, else -v (debug), else ANALYTICS_HOST_LOG_LEVEL, else info.
+    static func logLevel(_ opts: Options) throws -> LogLevel {
+        let names = "debug, info, warning or error"
+        if let text = opts["--log-level"] {
+            guard let level = LogLevel(rawValue: text.lowercased()) else { throw UsageError("--log-level needs \(names), not '\(text)'") }
+            return level
+        }
+        if opts.has("-v") { return .debug }
+        if let text = ProcessInfo.processInfo.environment["ANALYTICS_HOST_LOG_LEVEL"], !text.isEmpty {
+            guard let level = LogLevel(rawValue: text.lowercased()) else {
+                throw UsageError("ANALYTICS_HOST_LOG_LEVEL needs \(names), not '\(text)'")
+            }
+            return level
+        }
+        return .info
+    }
+
     /// The input as a file descriptor: standard input for "-", else a file, FIFO or device opened
     /// for reading. Anything that cannot be read as a stream of lines is a usage error, found
     /// before any event is read.
@@ -228,42 +271,47 @@ extension RunCommand {
 }
 
 /// Prints errors as they happen, one line each, and counts plugin problems for the exit status.
+/// A storage error about one event (a full disk: "event ID not queued: …") is printed once per
+/// cause; the repeats are counted and reported by ``finish()``.
 final class ErrorPrinter: Sendable {
     private let pluginProblemCount = Locked(0)
     var pluginProblems: Int { pluginProblemCount.withLock { $0 } }
+    /// Per-event storage causes in the order first seen, with how many events each hit.
+    private let causes = Locked<[(cause: String, count: Int)]>([])
 
     var handler: @Sendable (AnalyticsError) -> Void {
         { [self] error in
             switch error {
             case .loader: pluginProblemCount.withLock { $0 += 1 }
             case .plugin(_, let message) where message.hasPrefix("could not be created"): pluginProblemCount.withLock { $0 += 1 }
+            case .storage(let message):
+                let cause = message.replacing(#/event \S+ /#, with: "event … ", maxReplacements: 1)
+                guard cause != message else { break }
+                let first = causes.withLock { list -> Bool in
+                    if let i = list.firstIndex(where: { $0.cause == cause }) {
+                        list[i].count += 1
+                        return false
+                    }
+                    list.append((cause, 1))
+                    return true
+                }
+                if first {
+                    FileHandle.standardError.write(Data("analytics-host: \(TerminalText.escaped(error.description)) (further events with this cause are counted, not listed)\n".utf8))
+                }
+                return
             default: break
             }
-            FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("analytics-host: \(TerminalText.escaped(error.description))\n".utf8))
+        }
+    }
+
+    /// One line per cause that hit more than one event, with the count.
+    func finish() {
+        for (cause, count) in causes.withLock({ $0 }) where count > 1 {
+            FileHandle.standardError.write(Data("analytics-host: storage: \(TerminalText.escaped(cause)) — \(count) events in all\n".utf8))
         }
     }
     func line(_ number: Int, _ problem: String) {
-        FileHandle.standardError.write(Data("analytics-host: input line \(number): \(problem)\n".utf8))
+        FileHandle.standardError.write(Data("analytics-host: input line \(number): \(TerminalText.escaped(problem))\n".utf8))
     }
-}
-
-/// "events, events/s" on standard error while a long input is read from a terminal session.
-final class Progress {
-    private let enabled: Bool
-    private let start = monotonicSeconds()
-    private var last = monotonicSeconds()
-    private var shown = false
-    init(enabled: Bool) { self.enabled = enabled }
-
-    func tick(_ count: Int) {
-        guard enabled, count & 0x3FF == 0 else { return }
-        let now = monotonicSeconds()
-        guard now - last >= 0.25 else { return }
-        last = now
-        shown = true
-        let rate = Double(count) / max(now - start, 1e-9)
-        FileHandle.standardError.write(Data("\r\(count) events, \(Int(rate)) events/s   ".utf8))
-    }
-
-    func finish() { if shown { FileHandle.standardError.write(Data("\n".utf8)) } }
 }

@@ -8,7 +8,7 @@ enum Summary {
         var rows: [[String]] = []
         for destination in analytics.timeline.plugins(of: .destination) {
             guard let d = destination as? DestinationPlugin, let s = analytics.timeline.stats(forKey: d.key) else { continue }
-            rows.append([d.key, "\(s.received + s.skipped)", "\(s.delivered)", "\(s.dropped + s.overflowed)",
+            rows.append([TerminalText.escaped(d.key), "\(s.received + s.skipped)", "\(delivered(d, s))", "\(s.dropped + s.overflowed)",
                          "\(s.skipped)", "\(s.failed)", "\(s.queued)", "\(s.abandoned)"])
         }
         rows.sort { $0[0] < $1[0] }
@@ -22,14 +22,32 @@ enum Summary {
         var out = "\(accepted) events accepted, \(rejected) rejected\(interrupted ? " (interrupted)" : "")\n"
         out += line(header) + "\n"
         for r in rows { out += line(r) + "\n" }
-        out += "dropped: by filters, destination middleware or a full queue; skipped: by the integrations option or the tracking plan;\n"
-        out += "failed: will never be delivered (refused by the server, permanent errors); queued: kept for a later run;\n"
-        out += "abandoned: never delivered because the destination hung (a call that did not return within --hook-timeout; not kept)"
+        out += legend
         if let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination {
             out += "\n" + segmentLine(segment, queued: analytics.timeline.stats(forKey: segment.key)?.queued ?? segment.pendingEvents,
                                       drainTimeout: drainTimeout)
         }
         return out
+    }
+
+    /// Every column, in the table's order. A destination may act on only part of what it accepts
+    /// (File's "types" setting writes only those types): it says so in its own log line.
+    static let legend = """
+        offered: this run's events for the destination, each counted in one of the next columns (for Segment.io
+        with its backlog from earlier runs added); delivered: accepted by it (a library's call returned OK;
+        Segment.io: uploaded and accepted by the server); dropped: by filters, destination middleware or a full
+        queue; skipped: not sent to it (the integrations option, the tracking plan); failed: will never be delivered
+        (refused by the server or the library, or not stored: a full disk); queued: kept on disk for a later run;
+        abandoned: never delivered because the destination hung (a call that did not return within --hook-timeout;
+        not kept). A destination may use only part of what it accepts (File's "types" setting writes only those
+        types): it says so in its own log line.
+        """
+
+    /// Events that got through: a destination's stats count an event handed to it and, when its
+    /// delivery then fails, failed as well; Segment.io's got through when the server accepted it.
+    static func delivered(_ destination: DestinationPlugin, _ s: DestinationStats) -> Int {
+        if let segment = destination as? SegmentDestination { return segment.uploadedEvents }
+        return max(0, s.delivered - s.failed)
     }
 
     /// "Segment.io: backlog …, uploaded …, still queued …, rejected …", then where and why.

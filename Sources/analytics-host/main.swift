@@ -8,8 +8,10 @@ let usage = """
       run             send newline-delimited JSON events through every destination
       plugins         list the integration libraries in a directory (like gst-inspect)
       check-settings  validate a settings file
+      receive         a local Segment-compatible collector: what would be uploaded, as NDJSON
 
-    `analytics-host <command> --help` describes each command.
+    `analytics-host <command> --help` describes each command; `analytics-host --version` prints
+    the version. The manual: man analytics-host.
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -20,6 +22,8 @@ do {
     case "run": status = try RunCommand.main(arguments)
     case "plugins": status = try PluginsCommand.main(arguments)
     case "check-settings": status = try CheckSettingsCommand.main(arguments)
+    case "receive": status = try ReceiveCommand.main(arguments)
+    case "--version", "version": print("analytics-host \(HostVersion.string)"); status = 0
     case "-h", "--help", "help": print(usage); status = 0
     default: throw UsageError("unknown command '\(command)'\n\(usage)")
     }

@@ -257,7 +257,7 @@ import Testing
         let refusedFile = PluginLoader().scan(directory: dir)
         #expect(refusedFile.libraries.isEmpty)
         #expect(refusedFile.problems.map(\.description) == [
-            "\(file): refused: library file is writable by group and others (mode 666); fix the permissions (chmod go-w) or allow it explicitly in the configuration",
+            "\(file): refused: library file is writable by group and others (mode 666); fix the permissions (chmod go-w) or allow it explicitly (Configuration.allowInsecurePluginPermissions; analytics-host: --allow-insecure-plugins)",
         ])
         do {
             _ = try PluginLoader().load(file: file)

@@ -68,9 +68,10 @@ struct StorageMountFaultTests {
     }
 
     /// A 96 KiB disk that fills while events are written for Segment.io (server down, no drain
-    /// time): each event that could not be stored is reported with the queue path and "No space
-    /// left on device" and counted failed; the stored ones are still queued; the run ends (no hang
-    /// waiting for room that uploads cannot free) with exit 5.
+    /// time): the events that could not be stored are reported once per cause (the queue path and
+    /// "No space left on device") with their count, and counted failed, not delivered; the stored
+    /// ones are still queued; the run ends (no hang waiting for room that uploads cannot free)
+    /// with exit 5.
     @Test func aFullDiskCountsEveryUnstoredEventAsFailedAndExitsFive() throws {
         let dir = makeTempDirectory("mount-full")
         let mount = try TmpfsMount(at: dir + "/full", options: "size=96k")
@@ -89,13 +90,19 @@ struct StorageMountFaultTests {
         let row = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("Segment.io ") }, "\(result.stdout)")
         let counts = row.split(separator: " ").dropFirst().compactMap { Int($0) }
         try #require(counts.count == 7, "\(row)")
-        let (offered, failed, queued) = (counts[0], counts[4], counts[5])
+        let (offered, delivered, failed, queued) = (counts[0], counts[1], counts[4], counts[5])
         #expect(offered == total)
+        #expect(delivered == 0, "nothing reached the server: \(row)")
         #expect(result.stdout.contains("\(queued) still queued"), "\(result.stdout)")
         #expect(failed > 0 && queued > 0, "\(result.stdout)")
         #expect(failed + queued == total, "every event is queued or counted failed: \(result.stdout)")
+        // One line per cause, then its count: not one line per event.
         let notQueued = result.stderr.split(separator: "\n").filter { $0.contains(" not queued: ") && $0.contains("No space left on device") }
-        #expect(notQueued.count == failed, "each failed event is reported")
+        let counted = notQueued.filter { $0.hasSuffix(" events in all") }
+        #expect(notQueued.count - counted.count == counted.count, "each cause once, then its count: \(notQueued.prefix(6))")
+        #expect(counted.count >= 1 && counted.count <= 3, "\(notQueued.prefix(6))")
+        let reported = counted.compactMap { line in line.split(separator: " ").dropLast(3).last.flatMap { Int($0) } }
+        #expect(reported.reduce(0, +) == failed, "the counts add up to the failed events: \(counted)")
         let reopened = try DurableQueue(directory: mount.path + "/queue")
         #expect(reopened.pendingEvents == queued, "queued is what is on disk")
         try reopened.close()

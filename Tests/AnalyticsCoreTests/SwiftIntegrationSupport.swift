@@ -1,19 +1,19 @@
 import Foundation
 import AnalyticsCore
 
-/// The Swift example integrations as the real shared libraries SwiftPM built next to the test
-/// binary (`swift build` builds them; `make test` runs it first).
+/// The Swift example integrations as the real shared libraries `make plugins` links from the
+/// objects SwiftPM compiled next to the test binary (`make test` runs it first).
 enum SwiftPluginFiles {
     struct Missing: Error, CustomStringConvertible {
         var file: String
-        var description: String { "\(file) does not exist: run `swift build` (or `make test`) before `swift test`" }
+        var description: String { "\(file) does not exist: run `make plugins` (or `make test`) before `swift test`" }
     }
 
     /// A library older than its objects was not relinked (e.g. after `swift build --target …`).
     struct Stale: Error, CustomStringConvertible {
         var file: String
         var newer: String
-        var description: String { "\(file) is older than \(newer): run `swift build` (or `make test`) before `swift test`" }
+        var description: String { "\(file) is older than \(newer): run `make plugins` (or `make test`) before `swift test`" }
     }
 
     /// The directory of the running test binary, e.g. `.build/x86_64-unknown-linux-gnu/debug`.
@@ -22,7 +22,8 @@ enum SwiftPluginFiles {
         return URL(fileURLWithPath: exe).deletingLastPathComponent().path
     }()
 
-    static func path(_ product: String) -> String { "\(buildDirectory)/lib\(product).so" }
+    /// The library `make plugins` linked from SwiftPM's objects with Plugins/swift-plugin.exports.
+    static func path(_ product: String) -> String { "\(FixtureBuilder.root)/build/plugins/lib\(product).so" }
 
     private static func modificationDate(_ path: String) -> Date? {
         (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date

@@ -59,16 +59,19 @@ build_module() {
 }
 
 mapfile -t core < <(find Sources/AnalyticsCore -name '*.swift' | LC_ALL=C sort)
+mapfile -t http < <(find Sources/LoopbackHTTP -name '*.swift' | LC_ALL=C sort)
 mapfile -t support < <(find Tests/AnalyticsTestSupport -name '*.swift' | LC_ALL=C sort)
 mapfile -t command < <(find Sources/analytics-host -name '*.swift' ! -name main.swift | LC_ALL=C sort)
 mapfile -t shared < <(find Tests/Fuzz/Support -name '*.swift' | LC_ALL=C sort)
 CORE_LIB="$OUT/modules/libAnalyticsCore.a"
+HTTP_LIB="$OUT/modules/libLoopbackHTTP.a"
 build_module AnalyticsCore "" -- "${core[@]}"
-build_module AnalyticsTestSupport "$CORE_LIB" -- "${support[@]}" &
+build_module LoopbackHTTP "$CORE_LIB" -- "${http[@]}"
+build_module AnalyticsTestSupport "$CORE_LIB $HTTP_LIB" -- "${support[@]}" &
 support_pid=$!
-build_module analytics_host "$CORE_LIB" -- "${command[@]}"
+build_module analytics_host "$CORE_LIB $HTTP_LIB" -- "${command[@]}"
 wait $support_pid
-LIBS=("$OUT/modules/libanalytics_host.a" "$OUT/modules/libAnalyticsTestSupport.a" "$CORE_LIB")
+LIBS=("$OUT/modules/libanalytics_host.a" "$OUT/modules/libAnalyticsTestSupport.a" "$HTTP_LIB" "$CORE_LIB")
 
 # One swiftc per target: its file and the shared support, linked with the modules.
 build_target() {
@@ -76,7 +79,7 @@ build_target() {
   [ -f "$source" ] || { echo "fuzz: no target $name (Tests/Fuzz/Targets/$name.swift)" >&2; return 1; }
   stale "$bin" "$source" "${shared[@]}" "${LIBS[@]}" || return 0
   "$SWIFTC" -module-name "Fuzz$name" "${FLAGS[@]}" -use-ld=lld "$source" "${shared[@]}" \
-    -L "$OUT/modules" -lanalytics_host -lAnalyticsTestSupport -lAnalyticsCore -lz -o "$bin"
+    -L "$OUT/modules" -lanalytics_host -lAnalyticsTestSupport -lLoopbackHTTP -lAnalyticsCore -lz -o "$bin"
   echo "fuzz: linked $bin"
 }
 

@@ -49,7 +49,7 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         case .directoryUnreadable(let why):
             return "plugins directory cannot be read: \(why)"
         case .insecurePermissions(let why):
-            return "refused: \(why); fix the permissions (chmod go-w) or allow it explicitly in the configuration"
+            return "refused: \(why); fix the permissions (chmod go-w) or allow it explicitly (Configuration.allowInsecurePluginPermissions; analytics-host: --allow-insecure-plugins)"
         case .notARegularFile:
             return "not a regular file"
         case .notASharedObject(let dlerror):

@@ -1,11 +1,11 @@
 // The one HTTP parser in this repository: the loopback test server's request reader
-// (Tests/AnalyticsTestSupport/HTTPRequestReader.swift). Uploads go through URLSession, so
+// (Sources/LoopbackHTTP/HTTPRequestReader.swift, also `analytics-host receive`'s). Uploads go through URLSession, so
 // libcurl parses responses and no response parser of ours exists.
 // The input is sent down a socket pair, the write side is shut, and the reader takes requests
 // until it gives up. Properties: no crash, no hang; each request consumes input, so the count is
 // bounded by the input size; a body framed by Content-Length has that length.
 // libfuzzer-options: -dict=Tests/Fuzz/Targets/HTTP.dict -max_len=8192 -timeout=10
-@testable import AnalyticsTestSupport
+@testable import LoopbackHTTP
 import Glibc
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -2,9 +2,10 @@ import AnalyticsCore
 import Foundation
 import Glibc
 
-/// A real HTTP/1.1 server on 127.0.0.1 (ephemeral port) for tests and benchmarks: POSIX sockets,
-/// a thread per connection, keep-alive, `Expect: 100-continue`, gzip request bodies inflated.
-/// It records every request and answers from a script (``enqueue(_:path:)``), falling back to
+/// A real HTTP/1.1 server on 127.0.0.1 (ephemeral port unless one is asked for) for tests,
+/// benchmarks and `analytics-host receive`: POSIX sockets, a thread per connection, keep-alive,
+/// `Expect: 100-continue`, gzip request bodies inflated. It records every request and answers from
+/// ``Options/respond`` when set, else from a script (``enqueue(_:path:)``), falling back to
 /// ``defaultResponse`` (200 `{"success":true}`).
 ///
 /// Waiting helpers take deadlines, so tests never sleep to synchronise.
@@ -16,11 +17,18 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         public var recordRequests: Bool
         /// Called on the connection thread for every request, after recording.
         public var onRequest: (@Sendable (RecordedRequest) -> Void)?
+        /// Answers a request on its connection thread (the body inflated); nil falls back to the script.
+        public var respond: (@Sendable (RecordedRequest) -> ScriptedResponse?)?
+        /// Port on 127.0.0.1 to listen on; 0 picks a free one (see ``LoopbackHTTPServer/port``).
+        public var port: UInt16
 
-        public init(recordBodies: Bool = true, recordRequests: Bool = true, onRequest: (@Sendable (RecordedRequest) -> Void)? = nil) {
+        public init(recordBodies: Bool = true, recordRequests: Bool = true, onRequest: (@Sendable (RecordedRequest) -> Void)? = nil,
+                    respond: (@Sendable (RecordedRequest) -> ScriptedResponse?)? = nil, port: UInt16 = 0) {
             self.recordBodies = recordBodies
             self.recordRequests = recordRequests
             self.onRequest = onRequest
+            self.respond = respond
+            self.port = port
         }
     }
 
@@ -54,7 +62,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
+        addr.sin_port = options.port.bigEndian
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -62,7 +70,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         guard bound == 0, listen(fd, 256) == 0 else {
             let e = errno
             close(fd)
-            throw StartError(description: "bind/listen on 127.0.0.1 failed: errno \(e)")
+            throw StartError(description: "cannot listen on 127.0.0.1:\(options.port): \(String(cString: strerror(e)))")
         }
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &addr) {
@@ -231,7 +239,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     private func record(_ parsed: ParsedHTTPRequest) -> ScriptedResponse {
         var request = RecordedRequest(method: parsed.method, path: parsed.path, headers: parsed.headers,
                                       body: [], wireBodySize: parsed.body.count, decodeError: nil)
-        let wantsBody = options.recordBodies || options.onRequest != nil
+        let wantsBody = options.recordBodies || options.onRequest != nil || options.respond != nil
         if wantsBody {
             if request.header("Content-Encoding")?.lowercased() == "gzip" {
                 do { request.body = try Gzip.decompress(parsed.body) } catch { request.decodeError = error.description }
@@ -240,6 +248,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             }
         }
         options.onRequest?(request)
+        let answer = options.respond?(request)
         condition.lock()
         defer { condition.unlock() }
         requestTotal += 1
@@ -249,6 +258,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             recorded.append(request)
         }
         condition.broadcast()
+        if let answer { return answer }
         if let i = script.firstIndex(where: { $0.path == nil || $0.path == parsed.path }) {
             return script.remove(at: i).response
         }

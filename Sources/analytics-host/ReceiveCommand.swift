@@ -1,0 +1,159 @@
+import AnalyticsCore
+import Foundation
+import Glibc
+import LoopbackHTTP
+import Synchronization
+
+/// `analytics-host receive`: a Segment-compatible collector on 127.0.0.1 that writes what it is
+/// sent as NDJSON — to see exactly what a run would upload, without sending it anywhere.
+enum ReceiveCommand {
+    static let help = """
+        usage: analytics-host receive [--port N] [--out FILE] [--write-key KEY] [--quiet]
+
+        Listens on 127.0.0.1 (never another address) for what Segment's tracking API accepts:
+        POST /v1/b, /v1/batch and /v1/import ({"batch": [...]}) and the single-call endpoints
+        /v1/t /v1/i /v1/s /v1/p /v1/g /v1/a (or /v1/track, /v1/identify, /v1/screen, /v1/page,
+        /v1/group, /v1/alias), gzip request bodies included. Every event is written as one line of
+        NDJSON with its bytes exactly as received (line breaks between JSON tokens become spaces);
+        a request is answered 200 {"success":true} only once its events are written, so a client
+        retries anything that was not. A live count goes to standard error.
+
+        Point a run at it: analytics-host run --api-host http://127.0.0.1:N/v1 … (or the settings'
+        integrations["Segment.io"].apiHost).
+
+          --port N          port on 127.0.0.1 (default 0: a free port, printed at start)
+          --out FILE        append the events to FILE (default: standard output)
+          --write-key KEY   refuse (401) requests whose Basic auth user, or body writeKey, is not KEY
+                            (default: any write key is accepted)
+          --quiet           no live count (the start and final lines are still printed)
+
+        Answers: 200 taken; 400 not JSON, no "batch" array, or a batch element not an object, or
+        a gzip body that does not inflate; 401 wrong or missing write key (with --write-key);
+        404 another path; 405 not POST; 500 the output could not be written (the client retries).
+
+        SIGINT/SIGTERM: stop listening, print the final count, exit 0.
+
+        Exit status: 0 stopped by a signal; 2 usage error, port unavailable or FILE not writable.
+        """
+
+    static func main(_ arguments: [String]) throws -> Int32 {
+        let opts = try Options(arguments, valued: ["--port", "--out", "--write-key"], flags: ["--quiet"])
+        if opts.has("--help") { print(help); return 0 }
+        var port: UInt16 = 0
+        if let text = opts["--port"] {
+            guard let n = UInt16(text) else { throw UsageError("--port needs a port number (0 to 65535), not '\(text)'") }
+            port = n
+        }
+        let outPath = opts["--out"]
+        let out: Int32
+        if let outPath {
+            out = open(outPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard out >= 0 else { throw UsageError("cannot write --out \(outPath): \(String(cString: strerror(errno)))") }
+        } else {
+            out = 1
+        }
+        defer { if out != 1 { close(out) } }
+
+        // Signals are taken synchronously by this thread: block them before any thread starts.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+
+        let sink = NDJSONSink(fd: out, name: outPath ?? "standard output")
+        let collector = SegmentCollector(writeKey: opts["--write-key"])
+        let server: LoopbackHTTPServer
+        do {
+            server = try LoopbackHTTPServer(options: .init(recordBodies: false, recordRequests: false, respond: { request in
+                switch collector.take(request) {
+                case .failure(let refusal):
+                    sink.refused(request.path, refusal)
+                    return refusal.response
+                case .success(let accepted):
+                    if let problem = sink.write(accepted.lines) {
+                        return .json(JSON.object(["success": false, "message": .string(problem)]).serialized(), status: 500)
+                    }
+                    return .json(#"{"success":true}"#)
+                }
+            }, port: port))
+        } catch let error as LoopbackHTTPServer.StartError {
+            throw UsageError(error.description)
+        }
+        stderr("analytics-host receive: listening on \(server.baseURL)/v1 (write key: \(opts["--write-key"].map { "'\($0)' required" } ?? "any")), "
+               + "writing events to \(outPath ?? "standard output")\n"
+               + "analytics-host receive: send to it with: analytics-host run --api-host \(server.baseURL)/v1 …; Ctrl-C stops\n")
+
+        let live = !opts.has("--quiet")
+        let terminal = isatty(2) == 1
+        var shown = (events: 0, requests: 0, refused: 0)
+        var wait = timespec(tv_sec: 0, tv_nsec: 250_000_000)
+        while true {
+            let signal = sigtimedwait(&stopSignals, nil, &wait)
+            if signal == SIGINT || signal == SIGTERM { break }
+            let now = sink.counts
+            if live && now != shown {
+                shown = now
+                stderr(terminal ? "\r\(countText(now))   " : "analytics-host receive: \(countText(now))\n")
+            }
+        }
+        server.stop()
+        if live && terminal && shown.requests + shown.refused > 0 { stderr("\n") }
+        stderr("analytics-host receive: stopped; \(countText(sink.counts)), written to \(outPath ?? "standard output")\n")
+        return 0
+    }
+
+    static func countText(_ c: (events: Int, requests: Int, refused: Int)) -> String {
+        "\(c.events) event\(c.events == 1 ? "" : "s") received in \(c.requests) request\(c.requests == 1 ? "" : "s")"
+            + (c.refused > 0 ? ", \(c.refused) refused" : "")
+    }
+
+    static func stderr(_ text: String) { FileHandle.standardError.write(Data(text.utf8)) }
+}
+
+/// Appends NDJSON lines to a file descriptor, one request's lines in one write, and counts.
+final class NDJSONSink: Sendable {
+    private let fd: Int32
+    private let name: String
+    private let state = Mutex((events: 0, requests: 0, refused: 0))
+
+    init(fd: Int32, name: String) {
+        self.fd = fd
+        self.name = name
+    }
+
+    var counts: (events: Int, requests: Int, refused: Int) { state.withLock { $0 } }
+
+    /// Writes the lines; the reason when they could not all be written (nothing is counted then).
+    func write(_ lines: [[UInt8]]) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lines.reduce(0) { $0 + $1.count + 1 })
+        for line in lines {
+            bytes += line
+            bytes.append(0x0A)
+        }
+        return state.withLock { counts -> String? in
+            var written = 0
+            while written < bytes.count {
+                let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    let problem = "cannot write to \(name): \(String(cString: strerror(errno)))"
+                    // A partial line would corrupt the file: cut back to where this request began.
+                    if written > 0, lseek(fd, 0, SEEK_END) >= 0 { _ = ftruncate(fd, lseek(fd, 0, SEEK_END) - off_t(written)) }
+                    FileHandle.standardError.write(Data("analytics-host receive: \(problem); answered 500 (the client retries)\n".utf8))
+                    return problem
+                }
+                written += n
+            }
+            counts.events += lines.count
+            counts.requests += 1
+            return nil
+        }
+    }
+
+    func refused(_ path: String, _ refusal: SegmentCollector.Refusal) {
+        state.withLock { $0.refused += 1 }
+        FileHandle.standardError.write(Data("analytics-host receive: refused \(path): \(refusal.status) \(refusal.message)\n".utf8))
+    }
+}
