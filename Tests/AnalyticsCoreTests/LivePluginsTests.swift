@@ -65,6 +65,53 @@ struct LivePluginsTests {
         #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
     }
 
+    /// Events cross into JavaScript and back exactly: strings of every kind (non-ASCII, emoji as
+    /// surrogate pairs, control characters, long ones), key order, nested objects, numbers. A
+    /// number JavaScript cannot hold exactly (past 2^53, `-0`) keeps its text wherever the plugin
+    /// left its value alone, in an event it changed or not; one it computes is JavaScript's double.
+    @Test func eventsCrossJavaScriptExactly() throws {
+        let bundle = """
+            class Mark extends LivePlugin {
+                track(event) {
+                    if (event.event === "Touch") event.properties.touched = true
+                    return event
+                }
+            }
+            analytics.add(new Mark(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        let long = String(repeating: "a", count: 40) + "é😀" + String(repeating: "b", count: 3000) + "\u{7}\""
+        let properties: JSONObject = [
+            "text": "é😀\u{1}\"\\ line\nbreak\t/", "long": .string(long), "ключ": "значение", "k😀": 1,
+            "price": 19.99, "tiny": 0.1, "small": 1e-7, "large": 1e21, "list": [1, "two", ["three": 3], nil, true],
+            "empty": [:], "z": "last",
+        ]
+        let big = try JSON(parsing: "12345678901234567890")
+        let context: JSONObject = ["device": ["model": "x1", "id": big], "negativeZero": .number(-0.0)]
+        for name in ["Touch", "Pass"] {
+            _ = try client.analytics.process(payload: ["type": "track", "event": .string(name), "anonymousId": "a-1",
+                                                       "properties": .object(properties), "context": .object(context)])
+        }
+        #expect(client.analytics.flush())
+        let events = client["Mixpanel"].events
+        try #require(events.count == 2)
+        let touched = events[0], passed = events[1]
+        var expected = properties
+        expected["touched"] = true
+        #expect(touched.properties == expected)
+        #expect(touched.properties.keys == expected.keys, "key order kept")
+        #expect(touched.properties["long"]?.stringValue == long)
+        #expect(touched.context["device"]?["model"] == "x1")
+        #expect(touched.context["device"]?["id"]?.numberValue?.text == "12345678901234567890", "left alone: exact")
+        #expect(touched.context["negativeZero"]?.numberValue?.text == "-0")
+        #expect(passed.properties == properties && passed.properties.keys == properties.keys)
+        #expect(passed.context["device"]?["id"]?.numberValue?.text == "12345678901234567890", "kept: exact")
+        #expect(client["Mixpanel"].events.count == 2)
+        #expect(passed.context["negativeZero"]?.numberValue?.text == "-0")
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+    }
+
     /// Every lifecycle method, each observed through an event the bundle sends back.
     @Test func everyLifecycleMethodIsCalled() throws {
         let bundle = """
