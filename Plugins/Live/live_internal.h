@@ -124,5 +124,6 @@ void live_activate(live_instance *live, live_gen *g, live_action *actions);
 void live_retire_current(live_instance *live, live_gen *replacement);
 void live_load_local(live_instance *live);
 void live_apply_settings(live_instance *live, const char *settings, size_t len, int allow_download);
+void live_read_write_key(live_instance *live, const char *settings, size_t len);
 
 #endif

@@ -202,6 +202,42 @@ struct LivePluginsTests {
         #expect(client["Mixpanel"].events.contains { $0.event == "Signed In" })
     }
 
+    /// `new Analytics(key)`: this host's key (or none) is `analytics` itself; another key is a clear
+    /// error (one host, one client). Calls take analytics-swift-live's `context` argument, merged
+    /// under the host's origin marker.
+    @Test func newAnalyticsAndTheContextArgument() throws {
+        let bundle = """
+            const same = new Analytics("live-key") === analytics && new Analytics() === analytics
+            let message = ""
+            try { new Analytics("other-key") } catch (e) { message = e.message }
+            class Probe extends LivePlugin {
+                track(event) {
+                    if (event.event === "Go") {
+                        analytics.track("Result", { same: same, message: message },
+                                        { campaign: { name: "spring" }, __eventOrigin: "spoofed" })
+                        analytics.identify("u-1", { plan: "pro" }, { ip: "127.0.0.1" })
+                    }
+                    return event
+                }
+            }
+            analytics.add(new Probe(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Go")
+        #expect(client.analytics.flush())
+        #expect(client.analytics.flush())
+        let events = client["Amplitude"].events
+        let result = try #require(events.first { $0.event == "Result" })
+        #expect(result.properties["same"] == true)
+        let message = try #require(result.properties["message"]?.stringValue)
+        #expect(message.contains("new Analytics(\"other-key\")") && message.contains("\"live-key\""), "\(message)")
+        #expect(result.context["campaign"] == ["name": "spring"])
+        #expect(result.context["__eventOrigin"] == ["type": "js", "version": 0], "the origin marker is the host's")
+        let identify = try #require(events.first { $0.type == .identify && $0.userId == "u-1" })
+        #expect(identify.context["ip"] == "127.0.0.1" && identify.traits["plan"] == "pro")
+    }
+
     @Test func anInfiniteLoopIsStoppedAndTheHostGoesOn() throws {
         let bundle = """
             class Spinner extends LivePlugin {
