@@ -238,6 +238,43 @@ struct LivePluginsTests {
         #expect(identify.context["ip"] == "127.0.0.1" && identify.traits["plan"] == "pro")
     }
 
+    /// A plugin is called only for the event types it does something with (its own method, or
+    /// its own execute/process for every type): the others go on unchanged without a call into
+    /// JavaScript. Decided when the plugin is added (a later change to LivePlugin is not seen).
+    @Test func onlyTheEventTypesAPluginHandlesEnterJavaScript() throws {
+        let bundle = """
+            class OnlyTrack extends LivePlugin {
+                track(event) { event.properties.seen = true; return event }
+            }
+            class Everything extends LivePlugin {
+                process(event) { event.everything = true; return event }
+            }
+            analytics.add(new OnlyTrack(LivePluginType.enrichment, null))
+            analytics.add(new Everything(LivePluginType.enrichment, "Mixpanel"))
+            const base = LivePlugin.prototype.execute
+            LivePlugin.prototype.execute = function (event) {
+                storage.setValue("entered", (storage.getValue("entered") || []).concat([event.type]))
+                return base.call(this, event)
+            }
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.identify(userId: "u-1")
+        client.analytics.screen("Home")
+        client.analytics.track("Bought")
+        #expect(client.analytics.flush())
+        let stored = try String(contentsOfFile: client.storage + "/plugins/LivePlugins/storage.json", encoding: .utf8)
+        let entered = try #require(try JSON(parsing: stored)["entered"]?.arrayValue).compactMap(\.stringValue)
+        // OnlyTrack: the track event only; Everything (Mixpanel's timeline): all three.
+        #expect(entered.filter { $0 == "track" }.count == 2 && entered.filter { $0 != "track" }.sorted() == ["identify", "screen"],
+                "\(entered)")
+        let amplitude = client["Amplitude"].events
+        #expect(amplitude.first { $0.type == .track }?.properties["seen"] == true)
+        #expect(amplitude.count == 3 && amplitude.allSatisfy { $0.payload["everything"] == nil })
+        #expect(client["Mixpanel"].events.allSatisfy { $0.payload["everything"] == true })
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+    }
+
     @Test func anInfiniteLoopIsStoppedAndTheHostGoesOn() throws {
         let bundle = """
             class Spinner extends LivePlugin {

@@ -186,7 +186,7 @@
             try {
                 native("add", String(id), JSON.stringify({
                     type: type, destination: destination === undefined ? null : destination, name: name,
-                    failClosed: plugin.failClosed === true,
+                    failClosed: plugin.failClosed === true, handles: handledTypes(plugin),
                 }));
             } catch (e) {
                 plugins.delete(id);
@@ -196,6 +196,21 @@
         }
     }
     const analytics = new Analytics(config.writeKey);
+
+    // The event types a plugin does something with, decided when it is added: every type when it
+    // has its own execute or process, else those whose method is not LivePlugin's (which returns
+    // the event). The library does not call into JavaScript for the other types: the event goes
+    // on unchanged, as LivePlugin's method would give it back.
+    const dispatched = { track: ["track"], identify: ["identify"], screen: ["screen", "page"], group: ["group"], alias: ["alias"] };
+    function handledTypes(plugin) {
+        const base = LivePlugin.prototype;
+        if (plugin.execute !== base.execute || plugin.process !== base.process) return "all";
+        const types = [];
+        for (const method of Object.keys(dispatched)) {
+            if (plugin[method] !== base[method]) types.push(...dispatched[method]);
+        }
+        return types;
+    }
 
     function pluginWith(id) {
         const plugin = plugins.get(id);
