@@ -480,7 +480,10 @@ typedef struct ah_event_output {
      * valid event (unknown "type", a track without "event", ...) or exceeds the event size limit
      * (32 KiB); a REPLACE answer after a refused write is then reported with the reason and
      * counted as a failure (the event goes on unchanged, or is dropped under
-     * AH_PLUGIN_FAIL_CLOSED).
+     * AH_PLUGIN_FAIL_CLOSED). The text is read against the event `process` was given: members
+     * written as they came are the event's own values, a number whose value did not change keeps
+     * the event's spelling ("1.50" stays "1.50" when 1.5 is written back), and a replacement
+     * equal to the event goes on as a KEEP would.
      * [serialized] with the `process` call it belongs to: call it from that call only. */
     ah_status (*AH_NONNULL write)(void *AH_NULLABLE ctx, const char *AH_NULLABLE json,
                                   size_t json_len);

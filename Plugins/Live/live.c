@@ -304,6 +304,7 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t set
         live_log(live, AH_LOG_INFO, "edgeFunction.downloadURL is empty: LivePlugins disabled");
     }
     live_buf_free(&url);
+    live_read_write_key(live, settings, settings_len);  /* before the first bundle reads its config */
     if (!live->disabled) live_load_local(live);
     /* The live_fetch_bundle (if the settings name a newer version) waits for update/lifecycle, which
      * run on the instance's own thread, so a slow server never delays the host's start. */

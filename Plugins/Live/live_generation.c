@@ -192,10 +192,9 @@ static void live_fetch_bundle(live_instance *live, const char *url, int64_t vers
     live_log(live, AH_LOG_INFO, "loaded bundle version %lld from %s", (long long)version, url);
 }
 
-/* Reads edgeFunction from a settings document and acts on it. Runs on the instance's thread. */
-void live_apply_settings(live_instance *live, const char *settings, size_t len, int allow_download) {
+/* The client's write key (integrations."Segment.io".apiKey), for JavaScript's config. */
+void live_read_write_key(live_instance *live, const char *settings, size_t len) {
     const char *s, *e;
-    live_buf url = {0};
     pthread_mutex_lock(&live->mutex);
     if (live_json_member(settings, len, "integrations", &s, &e) &&
         live_json_member(s, (size_t)(e - s), "Segment.io", &s, &e) &&
@@ -203,6 +202,13 @@ void live_apply_settings(live_instance *live, const char *settings, size_t len, 
         live_json_string(s, e, &live->write_key);
     }
     pthread_mutex_unlock(&live->mutex);
+}
+
+/* Reads edgeFunction from a settings document and acts on it. Runs on the instance's thread. */
+void live_apply_settings(live_instance *live, const char *settings, size_t len, int allow_download) {
+    const char *s, *e;
+    live_buf url = {0};
+    live_read_write_key(live, settings, len);
 
     if (!live_json_member(settings, len, "edgeFunction", &s, &e)) goto done;
     const char *fs = s, *fe = e;

@@ -24,6 +24,12 @@
 #define LIVE_MAX_MODULES 8
 #define LIVE_MAX_PRELUDES 8
 
+/* Event types, as bits of live_plugin.handles (runtime: handledTypes). */
+enum {
+    LIVE_HANDLES_TRACK = 1, LIVE_HANDLES_IDENTIFY = 2, LIVE_HANDLES_SCREEN = 4, LIVE_HANDLES_PAGE = 8,
+    LIVE_HANDLES_GROUP = 16, LIVE_HANDLES_ALIAS = 32, LIVE_HANDLES_OTHER = 64, LIVE_HANDLES_ALL = 127
+};
+
 enum action_kind { ACTION_SEND, ACTION_ADD, ACTION_RESET, ACTION_FLUSH };
 
 typedef struct live_action {
@@ -40,6 +46,7 @@ typedef struct live_plugin {
     live_gen *gen;               /* holds a reference */
     int64_t js_id;
     uint64_t host_id;
+    unsigned handles;            /* LIVE_HANDLES_* bits of the event types it is called for */
     char name[128];
     atomic_int consecutive_timeouts;
     atomic_int disabled;
@@ -124,5 +131,6 @@ void live_activate(live_instance *live, live_gen *g, live_action *actions);
 void live_retire_current(live_instance *live, live_gen *replacement);
 void live_load_local(live_instance *live);
 void live_apply_settings(live_instance *live, const char *settings, size_t len, int allow_download);
+void live_read_write_key(live_instance *live, const char *settings, size_t len);
 
 #endif

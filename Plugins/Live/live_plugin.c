@@ -67,10 +67,29 @@ static void note_failure(live_plugin *p, live_outcome outcome, const live_js_err
     }
 }
 
+/* The LIVE_HANDLES_* bit of an event type name. */
+static unsigned type_bit(const char *name, size_t n) {
+    static const struct { const char *name; unsigned bit; } types[] = {
+        {"track", LIVE_HANDLES_TRACK}, {"identify", LIVE_HANDLES_IDENTIFY}, {"screen", LIVE_HANDLES_SCREEN},
+        {"page", LIVE_HANDLES_PAGE}, {"group", LIVE_HANDLES_GROUP}, {"alias", LIVE_HANDLES_ALIAS},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strlen(types[i].name) == n && memcmp(types[i].name, name, n) == 0) return types[i].bit;
+    return LIVE_HANDLES_OTHER;
+}
+
+/* Whether the plugin does anything with this event's type (see handledTypes in the runtime). */
+static int handles_event(const live_plugin *p, const char *json, size_t len) {
+    if (p->handles == LIVE_HANDLES_ALL) return 1;
+    const char *s, *e;
+    if (!live_json_member(json, len, "type", &s, &e) || e - s < 2 || *s != '"') return 1;
+    return (p->handles & type_bit(s + 1, (size_t)(e - s - 2))) != 0;
+}
+
 static int32_t plugin_process(void *ctx, const char *json, size_t len, const ah_event_output *out,
                               char *err, size_t err_cap) {
     live_plugin *p = ctx;
-    if (!plugin_is_active(p)) return AH_EVENT_KEEP;
+    if (!plugin_is_active(p) || !handles_event(p, json, len)) return AH_EVENT_KEEP;
     live_gen *g = p->gen;
     live_js_error error;
     live_engine_lock(g->engine);
@@ -156,6 +175,21 @@ static int fails_closed(live_instance *live, const char *name) {
     return strstr(live->fail_closed_names.data, needle) != NULL;
 }
 
+static void add_handled_type(void *ctx, const char *start, const char *stop) {
+    unsigned *bits = ctx;
+    live_buf name = {0};
+    if (live_json_string(start, stop, &name) == 0) *bits |= type_bit(name.data, name.len);
+    else *bits = LIVE_HANDLES_ALL;
+    live_buf_free(&name);
+}
+
+/* The bits of a JSON array of event type names; every type when it is not one. */
+static unsigned handled_types(const char *start, const char *stop) {
+    unsigned bits = 0;
+    if (live_json_array(start, stop, add_handled_type, &bits) != 0) return LIVE_HANDLES_ALL;
+    return bits;
+}
+
 /* Puts a plugin the bundle added on the host timeline (an ADD action). */
 static void live_add_plugin(live_instance *live, live_gen *g, int64_t js_id, const live_buf *descriptor) {
     const char *s, *e;
@@ -166,6 +200,9 @@ static void live_add_plugin(live_instance *live, live_gen *g, int64_t js_id, con
     if (live_json_member(descriptor->data, descriptor->len, "destination", &s, &e) && !live_json_is(s, e, "null"))
         has_destination = live_json_string(s, e, &destination) == 0;
     if (live_json_member(descriptor->data, descriptor->len, "failClosed", &s, &e)) fail_closed = live_json_bool(s, e) == 1;
+    unsigned handles = LIVE_HANDLES_ALL;
+    if (live_json_member(descriptor->data, descriptor->len, "handles", &s, &e) && !live_json_is(s, e, "\"all\""))
+        handles = handled_types(s, e);
 
     int32_t stage = -1;
     if (type.data && strcmp(type.data, "before") == 0) stage = AH_PLUGIN_BEFORE;
@@ -181,6 +218,7 @@ static void live_add_plugin(live_instance *live, live_gen *g, int64_t js_id, con
     }
     snprintf(p->name, sizeof p->name, "%s", name.data && name.data[0] ? name.data : "LivePlugin");
     p->js_id = js_id;
+    p->handles = handles;
     p->gen = g;
     atomic_fetch_add(&g->refs, 1);
 

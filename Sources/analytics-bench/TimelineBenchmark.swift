@@ -15,6 +15,15 @@ final class NoOpDestination: DestinationPlugin {
 /// With `identifyEvery`, every that-many-th call is an identify (new userId and a trait) instead.
 func timelineBenchmark(destinations k: Int, events n: Int, loadedFrom pluginsDirectory: String? = nil,
                        identifyEvery: Int? = nil) -> (eventsPerSecond: Double, microsecondsPerEvent: Double) {
+    let r = timelineBenchmarkWithCPU(destinations: k, events: n, loadedFrom: pluginsDirectory, identifyEvery: identifyEvery)
+    return (r.eventsPerSecond, r.microsecondsPerEvent)
+}
+
+/// The same, with the process's CPU time per event (every thread) over the same span.
+func timelineBenchmarkWithCPU(destinations k: Int, events n: Int, loadedFrom pluginsDirectory: String? = nil,
+                              identifyEvery: Int? = nil)
+    -> (eventsPerSecond: Double, microsecondsPerEvent: Double, cpuMicrosecondsPerEvent: Double)
+{
     let dir = NSTemporaryDirectory() + "analytics-bench-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let keys = (0..<k).map { "Dest\($0)" }
@@ -34,6 +43,7 @@ func timelineBenchmark(destinations k: Int, events n: Int, loadedFrom pluginsDir
     for _ in 0..<1000 { analytics.track("Warm Up", properties: properties) }
     analytics.flush()
     let start = monotonicSeconds()
+    let cpuStart = processCPUSeconds()
     if let every = identifyEvery {
         for i in 0..<n {
             if i % every == 0 { analytics.identify(userId: "user-\(i)", traits: ["plan": "pro", "seen": .number(Double(i))]) }
@@ -44,10 +54,11 @@ func timelineBenchmark(destinations k: Int, events n: Int, loadedFrom pluginsDir
     }
     analytics.flush()
     let elapsed = monotonicSeconds() - start
+    let cpu = processCPUSeconds() - cpuStart
     for key in keys {
         let delivered = analytics.timeline.stats(forKey: key)!.delivered
         precondition(delivered == n + 1000, "\(key) got \(delivered) of \(n + 1000)")
     }
     analytics.shutdown()
-    return (Double(n) / elapsed, elapsed / Double(n) * 1e6)
+    return (Double(n) / elapsed, elapsed / Double(n) * 1e6, cpu / Double(n) * 1e6)
 }

@@ -37,6 +37,69 @@ if CommandLine.arguments.dropFirst().first == "signals" {
     exit(0)
 }
 
+/// ABI 1.2 timeline plugins: a loaded C enrichment plugin vs an in-process Swift one doing the same.
+@MainActor func addEnrichmentRows() {
+    let keepLibrary = buildEnrichmentLibrary(replace: false)
+    let replaceLibrary = buildEnrichmentLibrary(replace: true)
+    for (label, library, replace) in [("keeps the event", keepLibrary, false), ("replaces the event", replaceLibrary, true)] {
+        let native = timelinePluginBenchmark(library: library, events: 300_000)
+        let swift = timelinePluginBenchmark(swift: SwiftEnrichment(replace: replace), events: 300_000)
+        table.add("track() with 1 enrichment plugin that \(label), loaded C vs in-process Swift: µs/event",
+                  String(format: "%.2f vs %.2f (ratio %.2f)", native.wall, swift.wall, native.wall / swift.wall))
+        table.add("  the same, CPU µs/event (every thread)", String(format: "%.2f vs %.2f", native.cpu, swift.cpu))
+    }
+    let keepCall = keepCallBenchmark(library: keepLibrary)
+    table.add("one KEEP call on an encoded event, loaded C vs in-process Swift plugin: ns",
+              String(format: "%.0f vs %.0f (ratio %.2f)", keepCall.nativeNs, keepCall.swiftNs, keepCall.nativeNs / keepCall.swiftNs))
+    for dir in [keepLibrary, replaceLibrary] { try? FileManager.default.removeItem(atPath: dir) }
+}
+
+/// LivePlugins: the seed's FixProductViewed as a JavaScript enrichment plugin (JavaScriptCore),
+/// against the same pipeline without it (alternated three times, best of each).
+@MainActor func addJavaScriptRows(_ liveDirectory: String) {
+    var withJS = (eventsPerSecond: 0.0, microsecondsPerEvent: Double.infinity, cpuMicrosecondsPerEvent: Double.infinity)
+    var without = withJS
+    for _ in 0..<3 {
+        let j = liveTimelineBenchmark(pluginsDirectory: liveDirectory, events: 200_000)
+        if j.microsecondsPerEvent < withJS.microsecondsPerEvent { withJS = j }
+        let p = timelineBenchmarkWithCPU(destinations: 1, events: 200_000)
+        if p.microsecondsPerEvent < without.microsecondsPerEvent { without = p }
+    }
+    table.add("timeline + 1 JavaScript enrichment plugin (FixProductViewed): events/s", formatRate(withJS.eventsPerSecond),
+              target: "≥ 100,000")
+    table.add("JavaScript plugin cost per event (with − without): µs", String(format: "%.2f (%.2f vs %.2f)",
+              withJS.microsecondsPerEvent - without.microsecondsPerEvent, withJS.microsecondsPerEvent, without.microsecondsPerEvent),
+              target: "≤ 8")
+    table.add("  the same in CPU time (every thread): µs", String(format: "%.2f (%.2f vs %.2f)",
+              withJS.cpuMicrosecondsPerEvent - without.cpuMicrosecondsPerEvent, withJS.cpuMicrosecondsPerEvent,
+              without.cpuMicrosecondsPerEvent))
+}
+
+// `analytics-bench live`: only the C enrichment and JavaScript rows (while working on that path).
+if CommandLine.arguments.dropFirst().first == "live" {
+    // `live profile N [DIR]`: one JavaScript run of N events, nothing else (for a profiler; DIR: a
+    // directory holding libliveplugins.so already, for profilers under which `make` cannot run).
+    if CommandLine.arguments.count > 3, CommandLine.arguments[2] == "profile", let n = Int(CommandLine.arguments[3]) {
+        let given = CommandLine.arguments.count > 4 ? CommandLine.arguments[4] : nil
+        let live = given.map { (directory: Optional($0), problem: Optional<String>.none) } ?? buildLiveLibrary()
+        guard let liveDirectory = live.directory else { print("live: skipped: \(live.problem ?? "?")"); exit(0) }
+        let r = liveTimelineBenchmark(pluginsDirectory: liveDirectory, events: n)
+        print(String(format: "%.2f µs/event wall, %.2f CPU", r.microsecondsPerEvent, r.cpuMicrosecondsPerEvent))
+        if given == nil { try? FileManager.default.removeItem(atPath: liveDirectory) }
+        exit(0)
+    }
+    addEnrichmentRows()
+    let live = buildLiveLibrary()
+    guard let liveDirectory = live.directory else {
+        print("live: skipped: \(live.problem ?? "?")")
+        exit(0)
+    }
+    addJavaScriptRows(liveDirectory)
+    try? FileManager.default.removeItem(atPath: liveDirectory)
+    print(table.render())
+    exit(0)
+}
+
 // `analytics-bench realistic`: only the realistic rows (quicker while working on delivery).
 if CommandLine.arguments.dropFirst().first == "realistic" {
     let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 500_000 : 500_000
@@ -97,37 +160,11 @@ table.add("realistic, track only: events/s (mix ÷ track only)",
 table.add("realistic: peak RSS, mix / track only (MiB)", String(format: "%.0f / %.0f", realistic.peakRSSMiB, realisticTrack.peakRSSMiB))
 for dir in [oneLibrary, tenLibraries] { try? FileManager.default.removeItem(atPath: dir) }
 
-// ABI 1.2 timeline plugins: a loaded C enrichment plugin vs an in-process Swift one doing the same.
-let keepLibrary = buildEnrichmentLibrary(replace: false)
-let replaceLibrary = buildEnrichmentLibrary(replace: true)
-for (label, library, replace) in [("keeps the event", keepLibrary, false), ("replaces the event", replaceLibrary, true)] {
-    let native = timelinePluginBenchmark(library: library, events: 300_000)
-    let swift = timelinePluginBenchmark(swift: SwiftEnrichment(replace: replace), events: 300_000)
-    table.add("track() with 1 enrichment plugin that \(label), loaded C vs in-process Swift: µs/event",
-              String(format: "%.2f vs %.2f (ratio %.2f)", native, swift, native / swift))
-}
-let keepCall = keepCallBenchmark(library: keepLibrary)
-table.add("one KEEP call on an encoded event, loaded C vs in-process Swift plugin: ns",
-          String(format: "%.0f vs %.0f (ratio %.2f)", keepCall.nativeNs, keepCall.swiftNs, keepCall.nativeNs / keepCall.swiftNs))
-for dir in [keepLibrary, replaceLibrary] { try? FileManager.default.removeItem(atPath: dir) }
-
-// LivePlugins: the seed's FixProductViewed as a JavaScript enrichment plugin (JavaScriptCore),
-// against the same pipeline without it.
+// ABI 1.2 timeline plugins (C enrichment rows) and LivePlugins (JavaScript rows).
+addEnrichmentRows()
 let live = buildLiveLibrary()
 if let liveDirectory = live.directory {
-    var withJS = (eventsPerSecond: 0.0, microsecondsPerEvent: Double.infinity)
-    var without = withJS
-    for _ in 0..<3 {
-        let j = liveTimelineBenchmark(pluginsDirectory: liveDirectory, events: 200_000)
-        if j.microsecondsPerEvent < withJS.microsecondsPerEvent { withJS = j }
-        let p = timelineBenchmark(destinations: 1, events: 200_000)
-        if p.microsecondsPerEvent < without.microsecondsPerEvent { without = p }
-    }
-    table.add("timeline + 1 JavaScript enrichment plugin (FixProductViewed): events/s", formatRate(withJS.eventsPerSecond),
-              target: "≥ 100,000")
-    table.add("JavaScript plugin cost per event (with − without): µs", String(format: "%.2f (%.2f vs %.2f)",
-              withJS.microsecondsPerEvent - without.microsecondsPerEvent, withJS.microsecondsPerEvent, without.microsecondsPerEvent),
-              target: "≤ 8")
+    addJavaScriptRows(liveDirectory)
     addSignalsRows(liveDirectory)
     try? FileManager.default.removeItem(atPath: liveDirectory)
 } else {

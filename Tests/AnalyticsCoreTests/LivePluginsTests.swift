@@ -65,6 +65,53 @@ struct LivePluginsTests {
         #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
     }
 
+    /// Events cross into JavaScript and back exactly: strings of every kind (non-ASCII, emoji as
+    /// surrogate pairs, control characters, long ones), key order, nested objects, numbers. A
+    /// number JavaScript cannot hold exactly (past 2^53, `-0`) keeps its text wherever the plugin
+    /// left its value alone, in an event it changed or not; one it computes is JavaScript's double.
+    @Test func eventsCrossJavaScriptExactly() throws {
+        let bundle = """
+            class Mark extends LivePlugin {
+                track(event) {
+                    if (event.event === "Touch") event.properties.touched = true
+                    return event
+                }
+            }
+            analytics.add(new Mark(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        let long = String(repeating: "a", count: 40) + "é😀" + String(repeating: "b", count: 3000) + "\u{7}\""
+        let properties: JSONObject = [
+            "text": "é😀\u{1}\"\\ line\nbreak\t/", "long": .string(long), "ключ": "значение", "k😀": 1,
+            "price": 19.99, "tiny": 0.1, "small": 1e-7, "large": 1e21, "list": [1, "two", ["three": 3], nil, true],
+            "empty": [:], "z": "last",
+        ]
+        let big = try JSON(parsing: "12345678901234567890")
+        let context: JSONObject = ["device": ["model": "x1", "id": big], "negativeZero": .number(-0.0)]
+        for name in ["Touch", "Pass"] {
+            _ = try client.analytics.process(payload: ["type": "track", "event": .string(name), "anonymousId": "a-1",
+                                                       "properties": .object(properties), "context": .object(context)])
+        }
+        #expect(client.analytics.flush())
+        let events = client["Mixpanel"].events
+        try #require(events.count == 2)
+        let touched = events[0], passed = events[1]
+        var expected = properties
+        expected["touched"] = true
+        #expect(touched.properties == expected)
+        #expect(touched.properties.keys == expected.keys, "key order kept")
+        #expect(touched.properties["long"]?.stringValue == long)
+        #expect(touched.context["device"]?["model"] == "x1")
+        #expect(touched.context["device"]?["id"]?.numberValue?.text == "12345678901234567890", "left alone: exact")
+        #expect(touched.context["negativeZero"]?.numberValue?.text == "-0")
+        #expect(passed.properties == properties && passed.properties.keys == properties.keys)
+        #expect(passed.context["device"]?["id"]?.numberValue?.text == "12345678901234567890", "kept: exact")
+        #expect(client["Mixpanel"].events.count == 2)
+        #expect(passed.context["negativeZero"]?.numberValue?.text == "-0")
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+    }
+
     /// Every lifecycle method, each observed through an event the bundle sends back.
     @Test func everyLifecycleMethodIsCalled() throws {
         let bundle = """
@@ -153,6 +200,79 @@ struct LivePluginsTests {
         #expect(screen.name == "Welcome" && screen.payload["category"] == "Onboarding" && screen.properties["step"] == 1)
         #expect(events.contains { $0.type == .group && $0.payload["groupId"] == "acme" })
         #expect(client["Mixpanel"].events.contains { $0.event == "Signed In" })
+    }
+
+    /// `new Analytics(key)`: this host's key (or none) is `analytics` itself; another key is a clear
+    /// error (one host, one client). Calls take analytics-swift-live's `context` argument, merged
+    /// under the host's origin marker.
+    @Test func newAnalyticsAndTheContextArgument() throws {
+        let bundle = """
+            const same = new Analytics("live-key") === analytics && new Analytics() === analytics
+            let message = ""
+            try { new Analytics("other-key") } catch (e) { message = e.message }
+            class Probe extends LivePlugin {
+                track(event) {
+                    if (event.event === "Go") {
+                        analytics.track("Result", { same: same, message: message },
+                                        { campaign: { name: "spring" }, __eventOrigin: "spoofed" })
+                        analytics.identify("u-1", { plan: "pro" }, { ip: "127.0.0.1" })
+                    }
+                    return event
+                }
+            }
+            analytics.add(new Probe(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Go")
+        #expect(client.analytics.flush())
+        #expect(client.analytics.flush())
+        let events = client["Amplitude"].events
+        let result = try #require(events.first { $0.event == "Result" })
+        #expect(result.properties["same"] == true)
+        let message = try #require(result.properties["message"]?.stringValue)
+        #expect(message.contains("new Analytics(\"other-key\")") && message.contains("\"live-key\""), "\(message)")
+        #expect(result.context["campaign"] == ["name": "spring"])
+        #expect(result.context["__eventOrigin"] == ["type": "js", "version": 0], "the origin marker is the host's")
+        let identify = try #require(events.first { $0.type == .identify && $0.userId == "u-1" })
+        #expect(identify.context["ip"] == "127.0.0.1" && identify.traits["plan"] == "pro")
+    }
+
+    /// A plugin is called only for the event types it does something with (its own method, or
+    /// its own execute/process for every type): the others go on unchanged without a call into
+    /// JavaScript. Decided when the plugin is added (a later change to LivePlugin is not seen).
+    @Test func onlyTheEventTypesAPluginHandlesEnterJavaScript() throws {
+        let bundle = """
+            class OnlyTrack extends LivePlugin {
+                track(event) { event.properties.seen = true; return event }
+            }
+            class Everything extends LivePlugin {
+                process(event) { event.everything = true; return event }
+            }
+            analytics.add(new OnlyTrack(LivePluginType.enrichment, null))
+            analytics.add(new Everything(LivePluginType.enrichment, "Mixpanel"))
+            const base = LivePlugin.prototype.execute
+            LivePlugin.prototype.execute = function (event) {
+                storage.setValue("entered", (storage.getValue("entered") || []).concat([event.type]))
+                return base.call(this, event)
+            }
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.identify(userId: "u-1")
+        client.analytics.screen("Home")
+        client.analytics.track("Bought")
+        #expect(client.analytics.flush())
+        let stored = try String(contentsOfFile: client.storage + "/plugins/LivePlugins/storage.json", encoding: .utf8)
+        let entered = try #require(try JSON(parsing: stored)["entered"]?.arrayValue).compactMap(\.stringValue)
+        // OnlyTrack: the track event only; Everything (Mixpanel's timeline): all three.
+        #expect(entered.filter { $0 == "track" }.count == 2 && entered.filter { $0 != "track" }.sorted() == ["identify", "screen"],
+                "\(entered)")
+        let amplitude = client["Amplitude"].events
+        #expect(amplitude.first { $0.type == .track }?.properties["seen"] == true)
+        #expect(amplitude.count == 3 && amplitude.allSatisfy { $0.payload["everything"] == nil })
+        #expect(client["Mixpanel"].events.allSatisfy { $0.payload["everything"] == true })
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
     }
 
     @Test func anInfiniteLoopIsStoppedAndTheHostGoesOn() throws {

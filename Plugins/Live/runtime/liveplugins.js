@@ -112,8 +112,11 @@
     // Where events sent now come from: "js", or "signals" while signals.js runs processSignal
     // (through __livePluginsSetOrigin), so that the host does not turn those back into signals.
     let origin = "js";
-    function send(event) {
-        event.context = { __eventOrigin: { type: origin, version: config.version } };
+    // `context`: the optional last argument of track/identify/screen/group (as analytics-swift-live
+    // takes it), merged into the event's context; the origin marker is always the host's.
+    function send(event, context) {
+        const given = optionalObject(context, event.type + ": context");
+        event.context = Object.assign({}, given, { __eventOrigin: { type: origin, version: config.version } });
         native("send", JSON.stringify(event));
     }
     function optionalObject(value, what) {
@@ -122,6 +125,10 @@
         return value;
     }
 
+    // analytics-swift-live's `new Analytics(writeKey)` wraps the app's client with that key, or
+    // starts a second client for a new key. A host runs one client: its key (or none) gives
+    // `analytics` itself; another key cannot get a client of its own here, and says so at once
+    // rather than accept events it could not deliver.
     const clients = new Map();
     class Analytics {
         constructor(writeKey) {
@@ -129,8 +136,9 @@
             const existing = clients.get(key) || (config.writeKey === "" ? clients.get("") : undefined);
             if (existing) return existing;
             if (clients.size > 0 && config.writeKey !== "" && key !== config.writeKey) {
-                throw new Error("Analytics: this host runs one client (write key \"" + config.writeKey +
-                                "\"); there is no client for \"" + key + "\"");
+                throw new Error("new Analytics(\"" + key + "\"): this host runs one client, for write key \"" +
+                                config.writeKey + "\"; a client for another write key is not available in " +
+                                "LivePlugins (use `analytics`, or new Analytics() for this host's client)");
             }
             clients.set(key, this);
         }
@@ -138,24 +146,24 @@
         get anonymousId() { return native("anonymousId"); }
         get traits() { return JSON.parse(native("traits") || "{}"); }
 
-        track(event, properties) {
+        track(event, properties, context) {
             if (typeof event !== "string" || event === "") throw new TypeError("track: the event name must be a non-empty string");
-            send({ type: "track", event: event, properties: optionalObject(properties, "track: properties") });
+            send({ type: "track", event: event, properties: optionalObject(properties, "track: properties") }, context);
         }
-        identify(userId, traits) {
+        identify(userId, traits, context) {
             const e = { type: "identify", traits: optionalObject(traits, "identify: traits") };
             if (userId !== undefined && userId !== null) e.userId = String(userId);
-            send(e);
+            send(e, context);
         }
-        screen(title, category, properties) {
+        screen(title, category, properties, context) {
             const e = { type: "screen", name: title === undefined || title === null ? "" : String(title),
                         properties: optionalObject(properties, "screen: properties") };
             if (category !== undefined && category !== null) e.category = String(category);
-            send(e);
+            send(e, context);
         }
-        group(groupId, traits) {
+        group(groupId, traits, context) {
             if (groupId === undefined || groupId === null || groupId === "") throw new TypeError("group: a groupId is required");
-            send({ type: "group", groupId: String(groupId), traits: optionalObject(traits, "group: traits") });
+            send({ type: "group", groupId: String(groupId), traits: optionalObject(traits, "group: traits") }, context);
         }
         alias(newId) {
             if (newId === undefined || newId === null || newId === "") throw new TypeError("alias: a new id is required");
@@ -178,7 +186,7 @@
             try {
                 native("add", String(id), JSON.stringify({
                     type: type, destination: destination === undefined ? null : destination, name: name,
-                    failClosed: plugin.failClosed === true,
+                    failClosed: plugin.failClosed === true, handles: handledTypes(plugin),
                 }));
             } catch (e) {
                 plugins.delete(id);
@@ -188,6 +196,21 @@
         }
     }
     const analytics = new Analytics(config.writeKey);
+
+    // The event types a plugin does something with, decided when it is added: every type when it
+    // has its own execute or process, else those whose method is not LivePlugin's (which returns
+    // the event). The library does not call into JavaScript for the other types: the event goes
+    // on unchanged, as LivePlugin's method would give it back.
+    const dispatched = { track: ["track"], identify: ["identify"], screen: ["screen", "page"], group: ["group"], alias: ["alias"] };
+    function handledTypes(plugin) {
+        const base = LivePlugin.prototype;
+        if (plugin.execute !== base.execute || plugin.process !== base.process) return "all";
+        const types = [];
+        for (const method of Object.keys(dispatched)) {
+            if (plugin[method] !== base[method]) types.push(...dispatched[method]);
+        }
+        return types;
+    }
 
     function pluginWith(id) {
         const plugin = plugins.get(id);

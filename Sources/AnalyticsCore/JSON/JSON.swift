@@ -79,7 +79,7 @@ public enum JSON: Sendable, Hashable {
         switch self {
         case .number(let n): return n.value.isFinite
         case .array(let a): return a.allSatisfy(\.isFinite)
-        case .object(let o): return o.values.allSatisfy(\.isFinite)
+        case .object(let o): return o.storage.allSatisfy { $0.value.isFinite }  // no array of values built
         default: return true
         }
     }

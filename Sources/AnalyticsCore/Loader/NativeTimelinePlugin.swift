@@ -82,7 +82,7 @@ public final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
         var shared = event
         shared.shareEncoding()
         let bytes = shared.serializedBytes
-        var output = NativeEventOutput()
+        var output = NativeEventOutput(original: shared.payload)
         var message = ""
         let verdict = withUnsafeMutablePointer(to: &output) { outputPointer -> Int32 in
             var out = ah_event_output(ctx: UnsafeMutableRawPointer(outputPointer), write: nativeEventOutputWrite)
@@ -91,7 +91,9 @@ public final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
                 errBase[0] = 0
                 errBase[Self.errorCapacity] = 0
                 let verdict = bytes.withUnsafeBufferPointer { text in
-                    text.withMemoryRebound(to: CChar.self) { chars in
+                    outputPointer.pointee.originalText = text
+                    defer { outputPointer.pointee.originalText = nil }
+                    return text.withMemoryRebound(to: CChar.self) { chars in
                         process(callbacks.ctx, chars.baseAddress!, chars.count, &out, errBase, Self.errorCapacity)
                     }
                 }
@@ -107,6 +109,7 @@ public final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
         case Int32(AH_EVENT_DROP):
             return nil
         case Int32(AH_EVENT_REPLACE):
+            if output.unchanged && output.replacement != nil { return shared }
             if let replacement = output.replacement { return replacement }
             return failed(shared, "answered REPLACE without a usable replacement"
                           + (output.problem.map { " (\($0))" } ?? " (nothing was written)"))
@@ -212,10 +215,19 @@ public final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
     }
 }
 
-/// What one `process` call wrote through its `ah_event_output`.
+/// What one `process` call wrote through its `ah_event_output`, and the event it was given (a
+/// replacement is read against it: the members it did not change are reused, not parsed again).
 struct NativeEventOutput {
     var replacement: Event?
     var problem: String?
+    /// The replacement is the original event (e.g. JavaScript gave it back as it came, but for
+    /// the spelling of numbers): it goes on as a KEEP, exact and with its JSON text.
+    var unchanged = false
+    let original: JSONObject
+    /// The JSON text of `original` the plugin was given; only during the call.
+    var originalText: UnsafeBufferPointer<UInt8>?
+
+    init(original: JSONObject) { self.original = original }
 }
 
 /// `ah_event_output.write`: parses and checks the replacement before returning (the text is only
@@ -233,10 +245,19 @@ private func nativeEventOutputWrite(_ ctx: UnsafeMutableRawPointer?, _ json: Uns
         return refuse("the replacement is \(length) bytes, over the event size limit of \(BatchLimits.maxEventBytes) bytes")
     }
     let text = UnsafeBufferPointer(start: UnsafeRawPointer(json).assumingMemoryBound(to: UInt8.self), count: length)
+    let parsed: Result<(object: JSONObject, unchanged: Bool)?, JSONParseError>
+    if let originalText = output.pointee.originalText {
+        parsed = JSON.parseObject(text, derivedFrom: output.pointee.original, originalText: originalText)
+    } else {
+        parsed = JSON.parse(text).map { $0.objectValue.map { ($0, false) } }
+    }
     do {
-        guard case .object(let payload) = try JSON(parsingUTF8: text) else { return refuse("the replacement is not a JSON object") }
+        guard let (payload, unchanged) = try parsed.get() else { return refuse("the replacement is not a JSON object") }
+        output.pointee.unchanged = unchanged
         let event = try Event(payload: payload)
-        try event.validate()
+        // Numbers read from the text are finite (the parser refuses the rest) and the members the
+        // plugin left alone are the event's own: the walk over every number is not needed.
+        try event.validateFields()
         output.pointee.replacement = event
         output.pointee.problem = nil
         return ah_status(AH_OK)
