@@ -690,7 +690,8 @@ typedef struct ah_host_signals {
      * again. AH_ERR_PERMANENT for an id this instance does not own. */
     ah_status (*AH_NONNULL set_ready)(void *AH_NULLABLE ctx, uint64_t id, int32_t ready);
     /* Removes a subscriber: no `deliver` starts after it returns (unless called from inside
-     * that subscriber's own `deliver`, which then finishes normally); `release` follows.
+     * that subscriber's own `deliver`, which then finishes normally). Its `release` has been
+     * called when it returns (from inside its own `deliver`: later, on the signals thread).
      * AH_ERR_PERMANENT for an id this instance does not own. */
     ah_status (*AH_NONNULL unsubscribe)(void *AH_NULLABLE ctx, uint64_t id);
     /* Copies the signals configuration in force as a JSON object

@@ -67,7 +67,8 @@ static ah_status track(ah_instance *self, const char *json, size_t len, char *er
     return AH_OK;
 }
 
-static void destroy(ah_instance *self) { free(self); }
+/* "destroyed" last: the test checks that `release` (which reads self) came before it. */
+static void destroy(ah_instance *self) { append(self->out, "destroyed", 9); free(self); }
 
 static ah_instance *create(const ah_host *host, const char *s, size_t len, char *err, size_t cap) {
     ah_instance *self;

@@ -16,6 +16,18 @@ final class SignalSubscriber {
     let gate = NSLock()
     /// Guarded by `gate` (or set on the signals thread itself).
     var removed = false
+    /// Guarded by `gate`: `release` has been called.
+    private var released = false
+
+    /// Calls `release` once, whichever thread gets here first: the one that unsubscribes (so the
+    /// release has happened before the instance's `destroy`) or the signals thread at shutdown.
+    func releaseOnce() {
+        gate.lock()
+        let first = !released
+        released = true
+        gate.unlock()
+        if first { release?() }
+    }
 
     /// Delivers unless removed.
     func send(_ json: [UInt8], _ signal: Signal) -> Bool {

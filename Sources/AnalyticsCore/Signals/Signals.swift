@@ -173,7 +173,7 @@ public final class Signals: EventPlugin, @unchecked Sendable {
     /// Adds a receiver of every signal as JSON text, called on the signals thread, one signal at a
     /// time, in index order. `ready: false` holds signals (bounded, replayed in order) until
     /// ``setReady(_:_:)``. The first subscriber also receives the signals emitted before it.
-    /// Returns its id; `release` runs on the signals thread once it is unsubscribed.
+    /// Returns its id; `release` runs once it is unsubscribed (see ``unsubscribe(_:)``) or at shutdown.
     @discardableResult
     public func subscribe(name: String, ready: Bool = true,
                           release: (@Sendable () -> Void)? = nil,
@@ -196,7 +196,8 @@ public final class Signals: EventPlugin, @unchecked Sendable {
 
     /// Stops deliveries to a subscriber: none starts after this returns (a delivery in progress
     /// on another thread is waited for; called from inside its own delivery, that one finishes).
-    /// Its `release` follows on the signals thread. False for an unknown id.
+    /// Its `release` has run when this returns (called from inside its own delivery: once that
+    /// delivery finishes, on the signals thread). False for an unknown id.
     @discardableResult
     public func unsubscribe(_ id: UInt64) -> Bool {
         condition.lock()
@@ -204,11 +205,15 @@ public final class Signals: EventPlugin, @unchecked Sendable {
         condition.unlock()
         guard let subscriber else { return false }
         if signalsThread.load(ordering: .relaxed) == UInt(pthread_self()) {
+            // From inside its own delivery: release once the signals thread is past it.
             subscriber.removed = true
         } else {
             subscriber.gate.lock()
             subscriber.removed = true
             subscriber.gate.unlock()
+            // No delivery runs or will run: release now, so that it precedes the caller's next
+            // step (a library's `destroy` frees what `release` needs).
+            subscriber.releaseOnce()
         }
         condition.lock()
         defer { condition.unlock() }
@@ -353,7 +358,7 @@ public final class Signals: EventPlugin, @unchecked Sendable {
                 case .unsubscribe(let id):
                     if let i = subscribers.firstIndex(where: { $0.id == id }) {
                         let s = subscribers.remove(at: i)
-                        s.release?()
+                        s.releaseOnce()
                     }
                 case .flush(let group, let timeout):
                     relay(); relays += 1
@@ -373,7 +378,7 @@ public final class Signals: EventPlugin, @unchecked Sendable {
             publish()
         }
         for b in broadcasters { b.shutdown() }
-        for s in subscribers { s.release?() }
+        for s in subscribers { s.releaseOnce() }
         subscribers.removeAll()
         condition.lock(); registry.removeAll(); condition.unlock()
         finished.signal()
