@@ -220,6 +220,8 @@ public final class Timeline: @unchecked Sendable {
         case saturated(destination: String)
         /// The host is shutting down and could no longer deliver it.
         case stopping
+        /// It could not be kept safe (the sent-back journal could not store it).
+        case unstorable(reason: String, permanent: Bool)
     }
 
     /// For callers that must never wait (a library's `send_event`): `.stopping` once the host can
