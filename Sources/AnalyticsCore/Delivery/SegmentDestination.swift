@@ -131,14 +131,18 @@ public final class SegmentDestination: EncodedEventConsumer, InlineDestination {
             }
             return nil
         }
+        // Counted before it is on disk: the upload thread may send and acknowledge it before this
+        // thread runs again, and its count must not go below zero (that left "1 still queued").
+        let pending = counters.appended()
         do {
             try queue.append(bytes)
         } catch {
+            counters.removed(1)
             counters.failed(1)
             report(.storage("Segment.io: event \(event.messageId ?? "?") not queued: \(error)"))
             return nil
         }
-        if counters.appended() >= configuration.flushAt { loop?.kick() }
+        if pending >= configuration.flushAt { loop?.kick() }
         return event
     }
 
