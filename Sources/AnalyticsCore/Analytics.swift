@@ -34,7 +34,12 @@ public final class Analytics: Sendable {
         var accepting = true
         /// Sent, not yet through the pipeline (bounded like a destination's queue).
         var pending = 0
+        /// Until the client is set up: what an earlier run's journal held, then what libraries
+        /// send while they are created; run (in that order) once every destination is there.
+        var held: [Event]? = []
     }
+    /// Events sent back are on disk before the library hears AH_OK (see ``SentBackJournal``).
+    private let sentBackJournal: SentBackJournal
     let report: @Sendable (AnalyticsError) -> Void
     let log: @Sendable (LogLevel, String) -> Void
     /// Why the storage directory could not be created, if it could not.
@@ -91,6 +96,9 @@ public final class Analytics: Sendable {
         }
         self.directoryError = directoryError
         if let directoryError { report(directoryError) }
+        sentBackJournal = SentBackJournal(storageDirectory: configuration.storageDirectory, report: report)
+        let leftOver = sentBackJournal.leftOver()
+        sentBackState.withLock { $0.held = leftOver }
         store = UserStore(directory: configuration.storageDirectory)
         let saved = store.load(report: report)
         userWriter = UserStateWriter(store: store, report: report)
@@ -134,6 +142,13 @@ public final class Analytics: Sendable {
         timeline.update(settings: settings, type: .initial)
         for problem in initial?.problems ?? [] { report(.settings(problem.description)) }
         if saved == nil { persistUser() }
+        // Every destination is there: what an earlier run accepted from libraries and did not run,
+        // then what libraries sent meanwhile, run now (before anything sent later).
+        sentBackState.withLock { s in
+            let held = s.held ?? []
+            s.held = nil
+            if !held.isEmpty { scheduleSentBack(held, pending: held.count - leftOver.count) }
+        }
         if configuration.trackApplicationLifecycleEvents { trackLaunch(previous: saved) }
         startSettingsRefresh()
         finishStarting()
@@ -335,8 +350,9 @@ public final class Analytics: Sendable {
     /// callbacks, which must never be re-entered synchronously: the header's rule). Refused
     /// (queued nowhere, the user untouched) while some destination's queue or this queue is full,
     /// and once the host can no longer deliver; otherwise checked and applied to the user now (an
-    /// identify or alias changes the user before the call returns) and delivered like any event.
-    /// `flush()` and `shutdown()` first wait for what was sent before they were called.
+    /// identify or alias changes the user before the call returns), written to the sent-back
+    /// journal (so a SIGKILL before it runs loses nothing: the next start runs it) and delivered
+    /// like any event. `flush()` and `shutdown()` first wait for what was sent before they were called.
     func enqueueSentBack(payload: JSONObject) throws(EventError) -> Timeline.Offer {
         if let refused = timeline.refusal() { return refused }
         let capacity = configuration.destinationQueueCapacity
@@ -352,11 +368,28 @@ public final class Analytics: Sendable {
             sentBackState.withLock { $0.pending -= 1 }
             throw error
         }
-        sentBack.async { [self] in
-            _ = timeline.process(event)
-            sentBackState.withLock { $0.pending -= 1 }
+        // Journal and schedule under one lock: entries are crossed off in the order they run.
+        return sentBackState.withLock { s -> Timeline.Offer in
+            if let refused = sentBackJournal.append(event.serializedBytes) {
+                s.pending -= 1
+                return .unstorable(reason: refused.reason, permanent: refused.permanent)
+            }
+            if s.held != nil { s.held!.append(event) } else { scheduleSentBack([event], pending: 1) }
+            return .accepted(nil)
         }
-        return .accepted(nil)
+    }
+
+    /// Runs journaled events through the pipeline on the sent-back queue, then crosses them off
+    /// (`pending` of them count against the queue's bound). Called under `sentBackState`'s lock.
+    private func scheduleSentBack(_ events: [Event], pending: Int) {
+        sentBack.async { [self] in
+            for event in events { _ = timeline.process(event) }
+            let idle = sentBackState.withLock { s -> Bool in
+                s.pending -= pending
+                return s.pending == 0
+            }
+            sentBackJournal.ran(events.count, idle: idle)
+        }
     }
 
     /// Waits until the events sent back so far went through the pipeline (not from that queue).
@@ -444,6 +477,7 @@ public final class Analytics: Sendable {
             if final { sentBackState.withLock { $0.accepting = false } }
             drainSentBack()
         }
+        sentBackJournal.close()
         persistUser()
         userWriter.flush()
         removeMemoryStorage()

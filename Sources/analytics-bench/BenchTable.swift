@@ -52,3 +52,24 @@ func processCPUSeconds() -> Double {
     func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
     return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
+
+/// With ANALYTICS_BENCH_THREADS set: each thread's name, user and system CPU time and
+/// context switches (from /proc), to see where a row's time goes.
+func dumpThreads(_ label: String) {
+    guard ProcessInfo.processInfo.environment["ANALYTICS_BENCH_THREADS"] != nil,
+          let tids = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return }
+    var lines: [String] = []
+    for tid in tids.sorted(by: { Int($0) ?? 0 < Int($1) ?? 0 }) {
+        let base = "/proc/self/task/\(tid)/"
+        let name = (try? String(contentsOfFile: base + "comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+        let stat = (try? String(contentsOfFile: base + "stat", encoding: .utf8)) ?? ""
+        // Fields after the parenthesised name: state is 3rd; utime and stime are the 14th and 15th.
+        let fields = stat.split(separator: ")").last.map { $0.split(separator: " ") } ?? []
+        let status = (try? String(contentsOfFile: base + "status", encoding: .utf8)) ?? ""
+        let ctx = status.split(separator: "\n").filter { $0.contains("ctxt_switches") }.map { $0.split(separator: "\t").last.map(String.init) ?? "" }
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]), user + system >= 5 else { continue }
+        lines.append(String(format: "    %-24@ user %6.2f s  sys %6.2f s  ctxsw vol %@ invol %@", name as NSString, user / 100, system / 100,
+                            ctx.first ?? "?", ctx.last ?? "?"))
+    }
+    FileHandle.standardError.write(Data("  threads after \(label) (cumulative):\n\(lines.joined(separator: "\n"))\n".utf8))
+}

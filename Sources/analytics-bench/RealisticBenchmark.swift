@@ -69,6 +69,7 @@ func realisticBenchmark(events n: Int, libraries: String, trackOnly: Bool) -> (e
     }
     let elapsed = monotonicSeconds() - start
     let peak = currentPeakRSSMiB()
+    dumpThreads(trackOnly ? "realistic, track only" : "realistic")
     let delivered = (0..<10).map { analytics.timeline.stats(forKey: "Dest\($0)")?.received ?? 0 }
     FileHandle.standardError.write(Data(String(
         format: "  (realistic run%@: calls %.2f s, acknowledged after %.2f s; %d batches; failed %d; Dest0 received %d)\n",

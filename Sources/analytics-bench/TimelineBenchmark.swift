@@ -55,6 +55,7 @@ func timelineBenchmarkWithCPU(destinations k: Int, events n: Int, loadedFrom plu
     analytics.flush()
     let elapsed = monotonicSeconds() - start
     let cpu = processCPUSeconds() - cpuStart
+    dumpThreads("timeline K=\(k)")
     for key in keys {
         let delivered = analytics.timeline.stats(forKey: key)!.delivered
         precondition(delivered == n + 1000, "\(key) got \(delivered) of \(n + 1000)")

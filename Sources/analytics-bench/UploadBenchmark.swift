@@ -50,6 +50,7 @@ func uploadBenchmark(events n: Int) -> (eventsPerSecond: Double, peakRSSMiB: Dou
     }
     let elapsed = monotonicSeconds() - start
     let peak = currentPeakRSSMiB()
+    dumpThreads("upload")
     FileHandle.standardError.write(Data(String(
         format: "  (upload run: track() loop %.2f s, acknowledged after %.2f s; %d batches, %.1f MB on the wire; overflowed %d, failed %d)\n",
         tracked, elapsed, segment.uploadedBatches, Double(server.wireBytes) / 1e6, stats.overflowed, stats.failed).utf8))

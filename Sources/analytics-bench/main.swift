@@ -113,6 +113,26 @@ if CommandLine.arguments.dropFirst().first == "realistic" {
     exit(0)
 }
 
+// `analytics-bench loaded [N]`: only the K=10 loaded C integrations row (quicker while working on the workers).
+if CommandLine.arguments.dropFirst().first == "loaded" {
+    let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 300_000 : 300_000
+    let libraries = buildNoOpLibraries(count: 10)
+    let r = timelineBenchmark(destinations: 10, events: count, loadedFrom: libraries)
+    try? FileManager.default.removeItem(atPath: libraries)
+    table.add("K=10 loaded C integrations: events/s", formatRate(r.eventsPerSecond), target: "≥ 150,000")
+    print(table.render())
+    exit(0)
+}
+
+// `analytics-bench upload [N]`: only the track() → acknowledged upload row.
+if CommandLine.arguments.dropFirst().first == "upload" {
+    let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 1_000_000 : 1_000_000
+    let upload = uploadBenchmark(events: count)
+    table.add("track() → acknowledged upload, \(count) events: events/s", formatRate(upload.eventsPerSecond), target: "≥ 100,000")
+    print(table.render())
+    exit(0)
+}
+
 for k in [1, 10] {
     let r = timelineBenchmark(destinations: k, events: k == 1 ? 1_000_000 : 300_000)
     table.add("timeline, K=\(k) in-process no-op destination\(k > 1 ? "s" : ""): events/s", formatRate(r.eventsPerSecond),

@@ -8,20 +8,28 @@ import Glibc
 // standard output, a pipe the test reads: those n events are accepted, so each must reach the
 // server after a restart, however the child dies.
 //
-// usage: segment-crash-child STORAGE_DIR API_HOST FIRST_INDEX COUNT FLUSH_AT
+// With PLUGINS_DIR, the libraries there are loaded too (each enabled under its key, e.g. the
+// EchoDurable fixture, which sends events back and reports each AH_OK on the same pipe).
+//
+// usage: segment-crash-child STORAGE_DIR API_HOST FIRST_INDEX COUNT FLUSH_AT [PLUGINS_DIR KEY]
 func say(_ line: String) {
     var text = line + "\n"
     text.withUTF8 { buf in _ = write(1, buf.baseAddress, buf.count) }
 }
 
 let args = CommandLine.arguments
-guard args.count == 6, let first = Int(args[3]), let count = Int(args[4]), let flushAt = Int(args[5]) else {
-    FileHandle.standardError.write(Data("usage: segment-crash-child STORAGE_DIR API_HOST FIRST_INDEX COUNT FLUSH_AT\n".utf8))
+guard args.count == 6 || args.count == 8, let first = Int(args[3]), let count = Int(args[4]), let flushAt = Int(args[5]) else {
+    FileHandle.standardError.write(Data("usage: segment-crash-child STORAGE_DIR API_HOST FIRST_INDEX COUNT FLUSH_AT [PLUGINS_DIR KEY]\n".utf8))
     exit(2)
 }
 var config = Configuration(writeKey: "crash-key", storageDirectory: args[1])
 config.trackApplicationLifecycleEvents = false
-config.defaultSettings = Settings(["integrations": ["Segment.io": ["apiKey": "crash-key"]]])
+var integrations: JSONObject = ["Segment.io": ["apiKey": "crash-key"]]
+if args.count == 8 {
+    config.pluginsDirectory = args[6]
+    integrations[args[7]] = [:]
+}
+config.defaultSettings = Settings(["integrations": .object(integrations)])
 config.settingsLocation = .defaultsOnly
 config.segment.apiHost = args[2]
 config.segment.requestTimeout = 60

@@ -92,7 +92,9 @@ public enum Gzip {
                 guard output.count <= limit else {
                     throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "output exceeds the \(limit)-byte limit")
                 }
-                output.append(contentsOf: repeatElement(0, count: min(output.count, limit + 1 - output.count)))
+                // An array, not repeatElement: a generic sequence is copied element by element in
+                // debug builds (the tests' loopback server inflates every upload with this).
+                output.append(contentsOf: [UInt8](repeating: 0, count: min(output.count, limit + 1 - output.count)))
             }
             let before = produced
             output.withUnsafeMutableBufferPointer { out in

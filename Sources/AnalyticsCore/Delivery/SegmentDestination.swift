@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// "Accepted" means on disk: it is an ``InlineDestination``, so the write happens on the caller's
 /// thread inside the fan-out, and when `track()` (or any call) returns, the event is in the queue
-/// file (write(2): it survives SIGKILL; power loss per ``SegmentDestinationOptions/fsync``). At the
+/// file (in the kernel's page cache, through the queue's mapped segment or write(2): it survives
+/// SIGKILL; power loss per ``SegmentDestinationOptions/fsync``). At the
 /// disk cap, apps drop the oldest events (counted as failed, reported); with
 /// ``SegmentDestinationOptions/whenQueueFull`` `.waitForRoom` (the command) the call waits for
 /// uploads to free room instead.
@@ -130,14 +131,18 @@ public final class SegmentDestination: EncodedEventConsumer, InlineDestination {
             }
             return nil
         }
+        // Counted before it is on disk: the upload thread may send and acknowledge it before this
+        // thread runs again, and its count must not go below zero (that left "1 still queued").
+        let pending = counters.appended()
         do {
             try queue.append(bytes)
         } catch {
+            counters.removed(1)
             counters.failed(1)
             report(.storage("Segment.io: event \(event.messageId ?? "?") not queued: \(error)"))
             return nil
         }
-        if counters.appended() >= configuration.flushAt { loop?.kick() }
+        if pending >= configuration.flushAt { loop?.kick() }
         return event
     }
 

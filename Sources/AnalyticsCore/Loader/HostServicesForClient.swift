@@ -28,6 +28,9 @@ extension HostServices {
                     case .accepted: return .ok
                     case .saturated(let destination): return .retryable("the queue of \(destination) is full")
                     case .stopping: return .retryable("the host is stopping")
+                    case .unstorable(let reason, let permanent):
+                        analytics.report(.plugin(name: key, message: "event sent back was refused: \(reason)"))
+                        return permanent ? .permanent(reason) : .retryable(reason)
                     }
                 } catch {
                     analytics.report(.plugin(name: key, message: "event sent back was refused: \(error)"))

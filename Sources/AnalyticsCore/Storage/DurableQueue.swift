@@ -3,8 +3,13 @@ import Foundation
 /// The upload destination's on-disk event queue.
 ///
 /// Why it looks like this: an event the destination accepts must survive a crash, so `append`
-/// returns only after the event was written (write(2)) to an append-only segment file — the OS page
-/// cache survives SIGKILL of the process. Power loss or a kernel crash is a separate policy
+/// returns only after the event is in the kernel's page cache of an append-only segment file,
+/// which survives SIGKILL of the process. The active segment is mapped shared (its space reserved
+/// with posix_fallocate, so a full disk fails at the reservation, never inside a copy): an append
+/// is a copy into those same kernel pages — what write(2) would do, without the system call. Where
+/// the space cannot be reserved (or near the cap) appends use pwrite(2). A record's marker is
+/// stored last, so a copy cut short by a kill is recognised at recovery as the append that never
+/// returned. Power loss or a kernel crash is a separate policy
 /// (`Configuration.fsync`): `.never` (default) forces data to the device only on `flush()`/`close()`,
 /// `.every(appends:)` is group commit (one fdatasync per n appends), `.always` one per append.
 /// Appends never rewrite earlier data. Delivery reads batches (`peekBatch`) and removes them with `acknowledge`, which
@@ -75,7 +80,8 @@ public final class DurableQueue: @unchecked Sendable {
         return try result.get()
     }
 
-    /// Stores one event (its JSON text). When this returns, the event is in the segment file.
+    /// Stores one event (its JSON text). When this returns, the event is in the segment file (the
+    /// page cache: it survives SIGKILL).
     /// With `.waitForRoom`, a full queue makes this wait until acknowledgements free room (or the
     /// queue closes: `QueueError.closed`).
     public func append(_ bytes: UnsafeRawBufferPointer) throws(QueueError) {
@@ -145,7 +151,7 @@ public final class DurableQueue: @unchecked Sendable {
 
     /// Bytes currently used by segment files (what the cap limits).
     public var diskBytes: Int {
-        (try? perform { $0.totalBytes }) ?? 0
+        (try? perform { $0.diskBytes }) ?? 0
     }
 
     /// How many times the batch starting at `start` was already attempted (across runs): the

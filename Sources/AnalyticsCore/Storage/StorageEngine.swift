@@ -19,6 +19,12 @@ final class StorageEngine {
     /// Segments oldest first; the last one is the append target.
     private var segments: [Segment] = []
     private var active: StorageFile?
+    /// The active segment mapped shared for appends (`append`): its file is extended (with blocks
+    /// reserved) to `mappedBytes`, so an append is a copy into the page cache — the same kernel
+    /// memory write(2) would fill, so it survives SIGKILL alike — instead of a system call. nil
+    /// when the file system cannot reserve the space (appends then use pwrite).
+    private var mapped: UnsafeMutableRawPointer?
+    private var mappedBytes = 0
     private var readFile: StorageFile?
     private var readFileSegment: UInt64 = .max
     private let reader: StorageSegmentReader
@@ -53,7 +59,13 @@ final class StorageEngine {
         try recover()
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        try? unmapActive()  // a queue dropped without close keeps its exact size too
+        scratch.deallocate()
+    }
+
+    /// Bytes the segment files occupy: the records, plus the reserved rest of a mapped segment.
+    var diskBytes: Int { totalBytes + (mapped != nil ? mappedBytes - (segments.last?.size ?? 0) : 0) }
 
     private var cursorPath: String { directory + "/cursor" }
     private var attemptsPath: String { directory + "/attempts" }
@@ -118,6 +130,7 @@ final class StorageEngine {
         let fresh = active == nil
         if fresh { try startSegment(id: highest + 1) }
         totalBytes = segments.reduce(0) { $0 + $1.size }
+        mapActive()
         normalizeAcknowledged()
         if fresh && !StorageDirectory.exists(cursorPath) {
             // Written at creation, so that a missing cursor later means it was lost.
@@ -215,7 +228,14 @@ final class StorageEngine {
                 offset = try reader.resync(file, segment: id, after: offset, end: size)
             }
         }
-        if validEnd < size {
+        if validEnd < size, try isZero(file, from: validEnd, to: min(size, validEnd + 4)) {
+            // Space reserved for a mapped segment (see `mapped`) that the last run never wrote,
+            // maybe with the payload of an append killed before it wrote the record's marker
+            // (written last): that call never returned, nothing accepted is cut.
+            try file.truncate(to: validEnd)
+            reader.invalidate()
+            segments[index].size = validEnd
+        } else if validEnd < size {
             let aside = copyAside(id, file: file, from: validEnd, to: size)
             try file.truncate(to: validEnd)
             reader.invalidate()
@@ -223,6 +243,49 @@ final class StorageEngine {
             pendingErrors.append(.tornTailRepaired(path: path(id), bytesRemoved: size - validEnd, setAsideAs: aside))
         }
         return file
+    }
+
+    /// Whether bytes `[from, to)` of the file are all zero.
+    private func isZero(_ file: StorageFile, from: Int, to: Int) throws(QueueError) -> Bool {
+        var offset = from
+        while offset < to {
+            let n = try file.read(into: scratch.baseAddress!, count: min(scratch.count, to - offset), at: offset)
+            if n == 0 { return false }
+            if UnsafeRawBufferPointer(start: scratch.baseAddress!, count: n).contains(where: { $0 != 0 }) { return false }
+            offset += n
+        }
+        return true
+    }
+
+    // MARK: The mapped active segment
+
+    /// Maps the active segment for appends when the file system reserves the space for it
+    /// (posix_fallocate: a full disk fails here, never later inside a copy) and the reserved
+    /// space fits under the disk cap (the files never occupy more than the cap).
+    private func mapActive() {
+        guard mapped == nil, let file = active, let last = segments.last, last.size + recordHeaderSize < segmentLimit,
+              totalBytes - last.size + segmentLimit <= configuration.maxDiskBytes else { return }
+        guard posix_fallocate(file.fd, 0, off_t(segmentLimit)) == 0 else {
+            _ = ftruncate(file.fd, off_t(last.size))
+            return
+        }
+        let address = mmap(nil, segmentLimit, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, 0)
+        guard let address, address != UnsafeMutableRawPointer(bitPattern: -1) else {
+            _ = ftruncate(file.fd, off_t(last.size))
+            return
+        }
+        mapped = address
+        mappedBytes = segmentLimit
+    }
+
+    /// Ends the mapping and gives the active file its exact size back (before it is sealed,
+    /// closed, or written by pwrite beyond the mapping).
+    private func unmapActive() throws(QueueError) {
+        guard let address = mapped, let file = active, let last = segments.last else { return }
+        munmap(address, mappedBytes)
+        mapped = nil
+        mappedBytes = 0
+        try file.truncate(to: last.size)
     }
 
     private func setAsideFile(_ id: UInt64, reason: String) throws(QueueError) {
@@ -266,6 +329,7 @@ final class StorageEngine {
     // MARK: Appending
 
     private func startSegment(id: UInt64) throws(QueueError) {
+        try unmapActive()
         let file = try StorageFile(path: path(id), flags: O_RDWR | O_CREAT | O_EXCL)
         do {
             try file.write(StorageRecordFormat.segmentHeader, at: 0)
@@ -280,6 +344,7 @@ final class StorageEngine {
         segments.append(Segment(id: id, size: headerSize))
         totalBytes += headerSize
         active = file
+        mapActive()
     }
 
     private func roll() throws(QueueError) {
@@ -315,20 +380,30 @@ final class StorageEngine {
             try makeRoom(for: size)
             target = active!
         }
-        if scratch.count < size {
-            scratch.deallocate()
-            scratch = .allocate(byteCount: max(size, scratch.count * 2), alignment: 16)
-        }
-        let base = scratch.baseAddress!
-        StorageRecordFormat.writeHeader(to: base, payload: payload)
-        if length > 0 { (base + recordHeaderSize).copyMemory(from: payload.baseAddress!, byteCount: length) }
         let last = segments.count - 1
         let offset = segments[last].size
-        do {
-            try target.write(UnsafeRawBufferPointer(start: base, count: size), at: offset)
-        } catch {
-            try? target.truncate(to: offset)  // never leave a torn record behind a live queue
-            throw error
+        // Near the cap the reserved space would count against it: write the rest with pwrite.
+        if mapped != nil && totalBytes - offset + mappedBytes > configuration.maxDiskBytes { try unmapActive() }
+        if let mapped, offset + size <= mappedBytes {
+            // Into the page cache directly: payload first, then the header with its marker.
+            let base = mapped + offset
+            if length > 0 { (base + recordHeaderSize).copyMemory(from: payload.baseAddress!, byteCount: length) }
+            StorageRecordFormat.writeHeader(to: base, payload: payload)
+        } else {
+            try unmapActive()  // a record larger than the mapped space: the file is written by pwrite
+            if scratch.count < size {
+                scratch.deallocate()
+                scratch = .allocate(byteCount: max(size, scratch.count * 2), alignment: 16)
+            }
+            let base = scratch.baseAddress!
+            StorageRecordFormat.writeHeader(to: base, payload: payload)
+            if length > 0 { (base + recordHeaderSize).copyMemory(from: payload.baseAddress!, byteCount: length) }
+            do {
+                try target.write(UnsafeRawBufferPointer(start: base, count: size), at: offset)
+            } catch {
+                try? target.truncate(to: offset)  // never leave a torn record behind a live queue
+                throw error
+            }
         }
         segments[last].size = offset + size
         segments[last].events += 1
@@ -620,6 +695,7 @@ final class StorageEngine {
             readFile = nil
             lock = nil
         }
+        try unmapActive()
         try flush()
     }
 }

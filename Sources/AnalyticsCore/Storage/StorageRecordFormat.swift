@@ -1,4 +1,5 @@
 import CZlib
+import Synchronization
 
 /// The on-disk layout of queue segments. A segment starts with an 8-byte header naming the format;
 /// then records follow back to back, each framed as
@@ -28,13 +29,16 @@ enum StorageRecordFormat {
         return UInt32(truncatingIfNeeded: crc)
     }
 
-    /// Writes the 12-byte record header for `payload` at `destination`.
+    /// Writes the 12-byte record header for `payload` at `destination`, the marker last: a record
+    /// copied into a mapped segment by a process killed midway has no marker (recovery cuts it
+    /// off silently: that append never returned).
     @inline(__always)
     static func writeHeader(to destination: UnsafeMutableRawPointer, payload: UnsafeRawBufferPointer) {
         let length = UInt32(payload.count)
-        destination.storeBytes(of: markerValue.littleEndian, toByteOffset: 0, as: UInt32.self)
-        destination.storeBytes(of: length.littleEndian, toByteOffset: 4, as: UInt32.self)
         destination.storeBytes(of: checksum(length: length, payload: payload).littleEndian, toByteOffset: 8, as: UInt32.self)
+        destination.storeBytes(of: length.littleEndian, toByteOffset: 4, as: UInt32.self)
+        atomicMemoryFence(ordering: .releasing)  // everything before (payload included) is stored first
+        destination.storeBytes(of: markerValue.littleEndian, toByteOffset: 0, as: UInt32.self)
     }
 
     @inline(__always)

@@ -39,9 +39,12 @@ final class DestinationWorker: @unchecked Sendable {
     private let overflow: OverflowPolicy
     private let report: @Sendable (AnalyticsError) -> Void
 
-    // Guarded by `condition`.
+    // Guarded by `condition`. Items wait in `queue[queueHead...]`; the worker takes them all at once
+    // by swapping buffers (O(1) under the lock, whatever the batch size), so a producer never waits
+    // long for the lock, and the dropped head of a full queue costs O(1) too.
     private let condition = NSCondition()
-    private var queue = RingBuffer<Item>()
+    private var queue: [Item] = []
+    private var queueHead = 0
     private var queuedEvents = 0
     private var consumer = ConsumerState.running
     private var controlPending = false
@@ -49,6 +52,8 @@ final class DestinationWorker: @unchecked Sendable {
     /// events or a control call arrive first: one wake-up per batch instead of one per event.
     private static let linger = 0.001
     private static let lingerBatch = 256
+    /// Items waiting (guarded by `condition`).
+    private var queueCount: Int { queue.count - queueHead }
     private enum ConsumerState { case running, sleeping, lingering }
     private var stopping = false
     private var overflowSinceReport = 0
@@ -59,8 +64,12 @@ final class DestinationWorker: @unchecked Sendable {
     private let inline: Locked<Bool>?
 
     var isInline: Bool { inline != nil }
-    /// The batch being handled (replaced under `condition`, read by `abandon`).
+    /// The batch being handled: `inProgress[inProgressStart...]` (replaced under `condition`, read
+    /// by `abandon`; the worker reads it without the lock, nobody writes it meanwhile).
     private var inProgress: [Item] = []
+    private var inProgressStart = 0
+    /// The previous batch, emptied by the worker outside the lock and reused as the next queue.
+    private var spare: [Item] = []
     /// Index in `inProgress` of the item being handled; `Self.abandonedCursor` once abandoned. The
     /// worker advances it by compare-and-exchange, so an item is counted either by the worker
     /// (delivered, dropped) or by `abandon` (abandoned), never both.
@@ -164,9 +173,7 @@ final class DestinationWorker: @unchecked Sendable {
                 if stopping { condition.unlock(); return false }
             }
             if queuedEvents >= capacity {
-                if case .event? = queue.first { queue.removeFirst() } else {
-                    queue.removeFirst { if case .event = $0 { return true } else { return false } }
-                }
+                dropOldestEvent()
                 queuedEvents -= 1
                 overflowSinceReport += 1
                 stats._overflowed.wrappingAdd(1, ordering: .relaxed)
@@ -175,17 +182,34 @@ final class DestinationWorker: @unchecked Sendable {
         }
         queue.append(item)
         if case .event = item {} else { controlPending = true }
-        // Producers may be waiting on the same condition (backpressure): wake everyone then, so
-        // the worker cannot miss its wake-up.
+        // Only a worker that waits is woken, and the wake-up is sent after unlocking (a worker
+        // woken under the lock would block on it at once). Producers may be waiting on the same
+        // condition (backpressure): wake everyone then, so the worker cannot miss its wake-up.
         let shouldWake: Bool
         switch consumer {
         case .sleeping: shouldWake = true
-        case .lingering: shouldWake = controlPending || queue.count >= Self.lingerBatch
+        case .lingering: shouldWake = controlPending || queueCount >= Self.lingerBatch
         case .running: shouldWake = false
         }
-        if shouldWake { if producersWaiting > 0 { condition.broadcast() } else { condition.signal() } }
+        let everyone = producersWaiting > 0
+        if shouldWake { consumer = .running }  // one wake-up is enough
         condition.unlock()
+        if shouldWake { if everyone { condition.broadcast() } else { condition.signal() } }
         return true
+    }
+
+    /// Removes the oldest queued event (under `condition`; the queue is full, so it holds one).
+    private func dropOldestEvent() {
+        if case .event = queue[queueHead] {
+            queueHead += 1
+            // Compact now and then: amortised O(1), and dropped events are released.
+            if queueHead >= 64 && queueHead * 2 >= queue.count {
+                queue.removeSubrange(0..<queueHead)
+                queueHead = 0
+            }
+            return
+        }
+        if let i = queue[queueHead...].firstIndex(where: \.isEvent) { queue.remove(at: i) }
     }
 
     /// Processes what is queued, shuts the destination down and ends the thread. Returns false if
@@ -277,15 +301,18 @@ final class DestinationWorker: @unchecked Sendable {
         abandoned = true
         stopping = true
         var events = queuedEvents
-        var later: [Item] = []
-        queue.drain(into: &later)
+        var later = Array(queue[queueHead...])
+        queue.removeAll()
+        queueHead = 0
         queuedEvents = 0
         var inFlight: Item?
         let i = cursor.exchange(Self.abandonedCursor, ordering: .acquiringAndReleasing)
-        if !inShutdown, i >= 0, i < inProgress.count {
-            inFlight = inProgress[i]
-            events += inProgress[i...].lazy.filter(\.isEvent).count
-            later += inProgress[(i + 1)...]
+        let batch = inProgress[inProgressStart...]
+        if !inShutdown, i >= 0, i < batch.count {
+            let at = inProgressStart + i
+            inFlight = inProgress[at]
+            events += inProgress[at...].lazy.filter(\.isEvent).count
+            later += inProgress[(at + 1)...]
         }
         for item in later { item.group?.leave() }
         stats._abandoned.wrappingAdd(events, ordering: .relaxed)
@@ -295,41 +322,45 @@ final class DestinationWorker: @unchecked Sendable {
     }
 
     private func run() {
-        var batch: [Item] = []
-        batch.reserveCapacity(256)
+        var plan = destination.timeline.deliveryPlan()
         while true {
             condition.lock()
-            inProgress = []
-            batch.removeAll(keepingCapacity: true)
-            while queue.isEmpty && !stopping {
+            while queueCount == 0 && !stopping {
                 consumer = .sleeping
                 condition.wait()
             }
-            if !stopping && !controlPending && queue.count < Self.lingerBatch {
+            if !stopping && !controlPending && queueCount < Self.lingerBatch {
                 consumer = .lingering
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Self.linger))
             }
             if abandoned { condition.unlock(); break }
             consumer = .running
             controlPending = false
-            let last = queue.isEmpty && stopping
-            queue.drain(into: &batch)
-            inProgress = batch
+            let last = queueCount == 0 && stopping
+            // Take the whole queue in O(1): the emptied buffer of the batch before becomes the
+            // queue, the queue becomes the batch, and the batch before is cleared after unlocking.
+            swap(&queue, &spare)
+            swap(&inProgress, &spare)
+            inProgressStart = queueHead
+            queueHead = 0
             generation &+= 1
             cursor.store(0, ordering: .releasing)
             queuedEvents = 0
-            if producersWaiting > 0 { condition.broadcast() }
+            let wakeProducers = producersWaiting > 0
             let overflowed = overflowSinceReport
             overflowSinceReport = 0
             condition.unlock()
+            if wakeProducers { condition.broadcast() }
+            spare.removeAll(keepingCapacity: true)
 
             if overflowed > 0 {
                 report(.queueOverflow(destination: destination.key, dropped: overflowed, capacity: capacity))
             }
             var i = 0
             var gone = false
+            let batch = inProgress[inProgressStart...]
             for item in batch {
-                let outcome = handle(item)
+                let outcome = handle(item, &plan)
                 // Counted here unless `abandon` took this item first (then we stop calling).
                 guard cursor.compareExchange(expected: i, desired: i + 1, ordering: .acquiringAndReleasing).exchanged else {
                     gone = true
@@ -355,6 +386,7 @@ final class DestinationWorker: @unchecked Sendable {
         condition.lock()
         done = true
         inProgress = []
+        inProgressStart = 0
         condition.unlock()
         finished.signal()
     }
@@ -367,13 +399,15 @@ final class DestinationWorker: @unchecked Sendable {
                 item.group?.leave()
                 return false
             }
-            _ = handle(item)
+            var plan = destination.timeline.deliveryPlan()
+            _ = handle(item, &plan)
             return true
         }
         return lock.withLock { stopped -> Bool in
             guard !stopped else { item.group?.leave(); return false }
             if case .event = item { stats._received.wrappingAdd(1, ordering: .relaxed) }
-            switch handle(item) {
+            var plan = destination.timeline.deliveryPlan()
+            switch handle(item, &plan) {
             case .delivered: stats._delivered.wrappingAdd(1, ordering: .relaxed)
             case .dropped: stats._dropped.wrappingAdd(1, ordering: .relaxed)
             case .control: break
@@ -384,10 +418,10 @@ final class DestinationWorker: @unchecked Sendable {
 
     private enum Outcome { case delivered, dropped, control }
 
-    private func handle(_ item: Item) -> Outcome {
+    private func handle(_ item: Item, _ plan: inout Timeline.DeliveryPlan) -> Outcome {
         switch item {
         case .event(let event):
-            return destination.timeline.deliver(event, to: destination).reached ? .delivered : .dropped
+            return destination.timeline.deliver(event, to: destination, plan: &plan).reached ? .delivered : .dropped
         case .update(let settings, let type):
             destination.timeline.update(settings: settings, type: type)
             destination.update(settings: settings, type: type)

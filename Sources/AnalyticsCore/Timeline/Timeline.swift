@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The pipeline. Every event goes before → enrichment → destination → after; a plugin that
 /// returns nil ends the event's trip through this timeline.
@@ -46,6 +47,9 @@ public final class Timeline: @unchecked Sendable {
     }
 
     private let stages = Locked(Stages())
+    /// Bumped on every change of `stages` (under its lock), so that a destination's worker can keep
+    /// one snapshot across a batch and still see every change before its next event.
+    private let stagesVersion = Atomic<Int>(0)
     /// Serialises fan-out so that every destination sees the same order of events; only fan-out
     /// queues events, so under this lock a destination with room keeps it until we submit.
     private let fanOut = Locked(FanOut())
@@ -107,6 +111,7 @@ public final class Timeline: @unchecked Sendable {
             }
             s.recomputeGates()
             current = s
+            stagesVersion.add(1, ordering: .releasing)
             return true
         }
         guard added else { return }
@@ -131,6 +136,7 @@ public final class Timeline: @unchecked Sendable {
             }
             s.recomputeGates()
             current = s
+            stagesVersion.add(1, ordering: .releasing)
         }
         if let removedWorker {
             let timeout = state.withLock { $0.hookTimeout }
@@ -214,6 +220,8 @@ public final class Timeline: @unchecked Sendable {
         case saturated(destination: String)
         /// The host is shutting down and could no longer deliver it.
         case stopping
+        /// It could not be kept safe (the sent-back journal could not store it).
+        case unstorable(reason: String, permanent: Bool)
     }
 
     /// For callers that must never wait (a library's `send_event`): `.stopping` once the host can
@@ -247,7 +255,31 @@ public final class Timeline: @unchecked Sendable {
     /// A destination's own trip: its before and enrichment plugins, the destination, its after
     /// plugins. `reached` tells whether the destination itself saw the event.
     func deliver(_ event: Event, to destination: DestinationPlugin) -> (reached: Bool, result: Event?) {
-        let s = stages.withLock { $0 }
+        var plan = deliveryPlan()
+        return deliver(event, to: destination, plan: &plan)
+    }
+
+    /// The plugins a destination's worker runs its events through, kept from event to event and
+    /// taken again only when they changed (one atomic load per event instead of a lock).
+    struct DeliveryPlan {
+        fileprivate var version: Int
+        fileprivate var stages: Stages
+        fileprivate var bare: Bool
+    }
+
+    func deliveryPlan() -> DeliveryPlan {
+        let (version, s) = stages.withLock { (stagesVersion.load(ordering: .acquiring), $0) }
+        return DeliveryPlan(version: version, stages: s, bare: s.before.isEmpty && s.enrichment.isEmpty && s.after.isEmpty)
+    }
+
+    @inline(__always)
+    func deliver(_ event: Event, to destination: DestinationPlugin, plan: inout DeliveryPlan) -> (reached: Bool, result: Event?) {
+        if stagesVersion.load(ordering: .acquiring) != plan.version { plan = deliveryPlan() }
+        if plan.bare {
+            guard let out = destination.execute(event) else { return (true, nil) }
+            return (true, out)
+        }
+        let s = plan.stages
         guard let prepared = Timeline.apply(s.before, to: event).flatMap({ Timeline.apply(s.enrichment, to: $0) }) else {
             return (false, nil)
         }
@@ -269,6 +301,7 @@ public final class Timeline: @unchecked Sendable {
             s.plan = plan.isEmpty ? nil : plan
             s.recomputeGates()
             current = s
+            stagesVersion.add(1, ordering: .releasing)
             return s
         }
         for plugin in s.before + s.enrichment + s.after + s.utility { plugin.update(settings: settings, type: type) }
@@ -344,6 +377,7 @@ public final class Timeline: @unchecked Sendable {
             next.encodedConsumers = last.filter { $0.destination is EncodedEventConsumer }.count
             next.recomputeGates()
             current = next
+            stagesVersion.add(1, ordering: .releasing)
         }
         for (worker, answered) in zip(producers, responsive) where !answered {
             ok = false
