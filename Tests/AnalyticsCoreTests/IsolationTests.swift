@@ -1,0 +1,146 @@
+import Foundation
+import Glibc
+import Testing
+@testable import AnalyticsCore
+
+/// Process isolation with real libraries built from C, real `analytics-plugin-runner` processes
+/// and real crashes: a library that segfaults, hangs, crashes on every start or allocates without
+/// bound ends only its own process; the host completes and every other destination gets everything.
+@Suite struct IsolationTests {
+    struct Setup {
+        let dir: String
+        let analytics: Analytics
+        let errors: ErrorLog
+        let isolatedOutput: String
+        let fileOutput: String
+    }
+
+    /// `Isolated` (tests/Fixtures/isolated.c) in process mode next to the File example in-process.
+    func start(isolatedSettings: JSONObject = [:], configure: (inout Configuration) -> Void = { _ in }) throws -> Setup {
+        let dir = try FixtureBuilder.makeDirectory()
+        let plugins = dir + "/plugins"
+        mkdir(plugins, 0o755)
+        try FixtureBuilder.library("isolated", in: plugins)
+        try FixtureBuilder.plugin("Plugins/File/file.c", in: plugins, as: "libfile.so")
+        let errors = ErrorLog()
+        var own: JSONObject = ["path": .string(dir + "/isolated.ndjson"), "isolation": "process", "marker": .string(dir + "/marker")]
+        own.merge(isolatedSettings)
+        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
+        config.settingsLocation = .defaultsOnly
+        config.trackApplicationLifecycleEvents = false
+        config.defaultSettings = Settings(["integrations": ["Isolated": .object(own), "File": ["path": .string(dir + "/file.ndjson")]]])
+        config.pluginsDirectory = plugins
+        config.isolation.scanCacheFile = dir + "/scan-cache.json"
+        config.errorHandler = errors.handler
+        config.destinationOverflow = .wait(seconds: .infinity)
+        config.flushTimeout = 60
+        config.hookTimeout = 30
+        configure(&config)
+        let analytics = Analytics(configuration: config)
+        return Setup(dir: dir, analytics: analytics, errors: errors, isolatedOutput: dir + "/isolated.ndjson", fileOutput: dir + "/file.ndjson")
+    }
+
+    func lines(_ path: String) -> [JSON] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { try? JSON(parsing: String($0)) }
+    }
+
+    @Test func aTrackHookThatSegfaultsOnEvent1000IsRestartedAndEveryEventIsDeliveredOrCountedFailed() throws {
+        let s = try start()
+        defer { FixtureBuilder.remove(s.dir) }
+        #expect(s.analytics.isolatedLibraries.map(\.key) == ["Isolated"])
+        #expect(s.analytics.pluginScan.libraries.map(\.key) == ["File"])
+        for n in 1...3000 { s.analytics.track(n == 1000 ? "Crash" : "E", properties: ["n": .number(Double(n))]) }
+        #expect(s.analytics.shutdown())
+
+        let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
+        let file = try #require(s.analytics.timeline.stats(forKey: "File"))
+        #expect((file.received, file.delivered, file.failed) == (3000, 3000, 0), "the other destination gets everything")
+        #expect(lines(s.fileOutput).count == 3000)
+        #expect((isolated.received, isolated.delivered, isolated.failed) == (3000, 2999, 1))
+        #expect(isolated.restarts == 3, "the event crashed it three times (maxAttempts), then it went on")
+        let seen = Set(lines(s.isolatedOutput).compactMap { $0["properties"]?["n"]?.intValue })
+        #expect(seen == Set(1...3000).subtracting([1000]), "every other event reached the library (at least once)")
+        let crashReports = s.errors.messages.filter { $0.contains("was killed by signal 11 (SIGSEGV) while processing track \"Crash\" event") }
+        #expect(crashReports.count == 3, "\(s.errors.messages)")
+        #expect(crashReports.allSatisfy { $0.hasPrefix("plugin Isolated: library \(s.dir)/plugins/libisolated.so (process-isolated)") })
+        #expect(crashReports.last?.contains("it ended the process 3 times and is counted failed") == true)
+    }
+
+    @Test func aHookThatHangsIsKilledAtTheDeadlineAndRestarted() throws {
+        let s = try start { $0.hookTimeout = 0.5 }
+        defer { FixtureBuilder.remove(s.dir) }
+        s.analytics.track("Before")
+        s.analytics.track("Hang")
+        s.analytics.track("After")
+        #expect(s.analytics.flush(), "the flush waits for the hung call to be killed and the events sent again")
+        #expect(s.analytics.shutdown())
+        let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
+        #expect((isolated.received, isolated.delivered, isolated.failed, isolated.restarts) == (3, 3, 0, 1))
+        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue }.filter { $0 != "Before" } == ["Hang", "After"])
+        #expect(s.errors.messages.contains { $0.contains("did not answer within 0.5 s and was killed while processing track \"Hang\" event") },
+                "\(s.errors.messages)")
+        #expect(lines(s.fileOutput).count == 3)
+    }
+
+    @Test func aLibraryThatCrashesOnEveryStartIsDisabledAfterNTriesAndReported() throws {
+        let s = try start(isolatedSettings: ["crash_in_create": true]) {
+            $0.isolation.maxCrashes = 3
+            $0.isolation.restartDelay = 0.01
+        }
+        defer { FixtureBuilder.remove(s.dir) }
+        for n in 1...50 { s.analytics.track("E", properties: ["n": .number(Double(n))]) }
+        #expect(s.analytics.flush())
+        #expect(s.analytics.shutdown())
+        let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
+        let file = try #require(s.analytics.timeline.stats(forKey: "File"))
+        #expect((isolated.received, isolated.delivered, isolated.failed) == (50, 0, 50))
+        #expect(file.delivered == 50)
+        let crashes = s.errors.messages.filter { $0.contains("was killed by signal 6 (SIGABRT) while creating the instance") }
+        #expect(crashes.count == 3, "\(s.errors.messages)")
+        #expect(crashes.last?.contains("3 crashes within 60.0 s: disabled, its events are counted failed from now on") == true)
+    }
+
+    @Test func aLibraryThatAllocatesWithoutBoundIsStoppedByItsLimit() throws {
+        let s = try start {
+            $0.isolation.memoryLimitBytes = 512 << 20
+            $0.isolation.maxAttempts = 1
+        }
+        defer { FixtureBuilder.remove(s.dir) }
+        s.analytics.track("Allocate")
+        s.analytics.track("After")
+        #expect(s.analytics.shutdown())
+        let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
+        #expect((isolated.received, isolated.delivered, isolated.failed, isolated.restarts) == (2, 1, 1, 1))
+        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
+        #expect(s.errors.messages.contains { $0.contains("was killed by signal 11 (SIGSEGV) while processing track \"Allocate\" event") },
+                "\(s.errors.messages)")
+    }
+
+    @Test func constructorsThatExitCrashOrPrintAffectOnlyTheirOwnLineOfPlugins() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        try FixtureBuilder.library("constructor", in: dir, as: "libexits.so", defines: ["EXIT_IN_CONSTRUCTOR", "KEY=\"Exits\""])
+        try FixtureBuilder.library("constructor", in: dir, as: "libcrashes.so", defines: ["CRASH_IN_CONSTRUCTOR", "KEY=\"Crashes\""])
+        try FixtureBuilder.library("constructor", in: dir, as: "libprints.so", defines: ["PRINT_IN_CONSTRUCTOR"])
+        try FixtureBuilder.library("noop", in: dir)
+        let host = try BuiltExecutable.path("analytics-host")
+        for pass in 1...2 {  // the second listing comes from the scan cache
+            let json = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", host, "plugins", "--plugins", dir, "--json"])
+            #expect(json.status == 1, "pass \(pass): some were refused")
+            let listing = try #require(try JSON(parsing: json.stdout).objectValue, "pass \(pass): --json stays valid: \(json.stdout)")
+            let entries = listing["libraries"]?.arrayValue ?? []
+            func entry(_ name: String) -> JSONObject? { entries.first { $0["file"]?.stringValue == dir + "/" + name }?.objectValue }
+            #expect(entry("libnoop.so")?["status"] == "loaded")
+            #expect(entry("libnoop.so")?["isolation"] == "in-process")
+            #expect(entry("libprints.so")?["status"] == "loaded")
+            #expect(entry("libprints.so")?["key"] == "Printer")
+            #expect(entry("libexits.so")?["status"] == "refused")
+            #expect(entry("libexits.so")?["reason"]?.stringValue?.contains("the process exited with status 7 before it answered") == true)
+            #expect(entry("libcrashes.so")?["reason"]?.stringValue?.contains("was killed by signal 11 (SIGSEGV) before it answered") == true)
+        }
+        let text = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", host, "plugins", "--plugins", dir, "--isolate=Noop"])
+        #expect(text.stdout.contains("plugins in \(dir): 2 loaded, 2 refused"))
+        #expect(text.stdout.contains("isolation  process"))
+    }
+}
