@@ -144,3 +144,72 @@ import Testing
         #expect(text.stdout.contains("isolation  process"))
     }
 }
+
+/// What a process-isolated library still gets (host services over the socket) and what its
+/// process is denied (the host's descriptors, new privileges, unbounded address space).
+@Suite struct IsolationServicesTests {
+    @Test func hostServicesCrossTheProcessBoundary() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = dir + "/plugins"
+        mkdir(plugins, 0o755)
+        try FixtureBuilder.library("send_back", in: plugins)
+        try FixtureBuilder.plugin("Plugins/File/file.c", in: plugins, as: "libfile.so")
+        let logs = Locked<[String]>([])
+        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
+        config.settingsLocation = .defaultsOnly
+        config.trackApplicationLifecycleEvents = false
+        config.defaultSettings = Settings(["integrations": ["Echo": [:], "File": ["path": .string(dir + "/file.ndjson")]]])
+        config.pluginsDirectory = plugins
+        config.isolation = IsolationConfiguration(byKey: ["Echo": .process])
+        config.isolation.scanCacheFile = ""
+        config.logHandler = { _, message in logs.withLock { $0.append(message) } }
+        let analytics = Analytics(configuration: config)
+        #expect(analytics.isolatedLibraries.map(\.key) == ["Echo"])
+        analytics.identify(userId: "u-1")
+        analytics.track("Hi")
+        #expect(analytics.flush())
+        #expect(analytics.shutdown())
+        let events = (try String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8)).split(separator: "\n")
+            .compactMap { try? JSON(parsing: String($0)) }
+        let echo = try #require(events.first { $0["event"] == "Echo" }, "send_event from the child reached the pipeline")
+        #expect(echo["userId"] == "u-1")
+        #expect(echo["anonymousId"]?.stringValue == analytics.anonymousId)
+        let anonymous = analytics.anonymousId
+        #expect(logs.withLock { $0 }.contains("Echo: echoed user=u-1 (3) anon=\(anonymous) (\(anonymous.utf8.count)) status=0"),
+                "\(logs.withLock { $0 })")
+    }
+
+    @Test func theRunnerHoldsOnlyItsOwnDescriptorsAndNoNewPrivileges() throws {
+        let leaked = FixturePipe()  // not close-on-exec: a child that inherited descriptors would hold it
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = dir + "/plugins"
+        mkdir(plugins, 0o755)
+        try FixtureBuilder.library("isolated", in: plugins)
+        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
+        config.settingsLocation = .defaultsOnly
+        config.trackApplicationLifecycleEvents = false
+        config.defaultSettings = Settings(["integrations": ["Isolated": ["path": .string(dir + "/out.ndjson"), "isolation": "process"]]])
+        config.pluginsDirectory = plugins
+        config.isolation.scanCacheFile = ""
+        config.isolation.memoryLimitBytes = 1 << 30
+        let analytics = Analytics(configuration: config)
+        analytics.track("Probe")
+        #expect(analytics.shutdown())
+        let probe = try #require(try JSON(parsing: String(contentsOfFile: dir + "/out.ndjson", encoding: .utf8)).objectValue)
+        #expect(probe["nnp"] == 1)
+        #expect(probe["as"]?.intValue == 1 << 30)
+        let fds = (probe["fds"]?.stringValue ?? "").split(separator: " ").filter { $0.contains("=") }
+            .map { $0.split(separator: "=", maxSplits: 1).map(String.init) }
+        let numbers = fds.compactMap { Int($0[0]) }.sorted()
+        // 0 /dev/null, 1 and 2 the host's standard error, 3/4 the protocol socket, 5 the progress
+        // page, then only what the library opened itself: nothing of the host's.
+        #expect(!fds.contains { Int($0[0])! > 2 && $0[1].hasPrefix("pipe:") }, "\(fds); the host's pipe is fd \(leaked.readEnd)")
+        #expect(fds.first { $0[0] == "0" }?.last == "/dev/null")
+        #expect(fds.first { $0[0] == "3" }?.last?.hasPrefix("socket:") == true)
+        #expect(fds.first { $0[0] == "5" }?.last?.contains("ah-progress-") == true)
+        #expect(numbers.filter { $0 > 5 }.count == 1, "\(fds)")
+        #expect(fds.contains { $0.count == 2 && $0[1] == dir + "/out.ndjson" })
+    }
+}

@@ -381,9 +381,19 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         w.begin(.start)
         w.data(startPayload)
         w.end()
-        guard process.send(w.bytes, deadline: deadline), process.readable(until: deadline),
-              let (startedKind, result) = process.readFrame(), startedKind == .started else { return fail("creating the instance") }
-        var r = WireReader(result)
+        guard process.send(w.bytes, deadline: deadline) else { return fail("creating the instance") }
+        // `create` may call the host (log, ids, send_event) before it returns.
+        var answer: [UInt8]?
+        let services = client.withLock { $0.services }
+        while answer == nil {
+            guard process.readable(until: deadline), let (frameKind, frame) = process.readFrame() else { return fail("creating the instance") }
+            switch frameKind {
+            case .started: answer = frame
+            case .call: if let services { self.answer(frame, services: services, process: process) }
+            default: return fail("creating the instance")
+            }
+        }
+        var r = WireReader(answer ?? [])
         if r.u8() != IsolationWire.ok {
             let message = r.text()
             process.closeChannel()
