@@ -47,6 +47,7 @@ run: build plugins
 bench:
 	$(SWIFT) build -c release --product analytics-bench
 	$(SWIFT) build -c release --product analytics-host
+	$(SWIFT) build -c release --product analytics-plugin-runner
 	.build/release/analytics-bench
 
 # Fuzzing (Tests/Fuzz): every target built with libFuzzer + AddressSanitizer, each run for

@@ -213,3 +213,31 @@ import Testing
         #expect(fds.contains { $0.count == 2 && $0[1] == dir + "/out.ndjson" })
     }
 }
+
+/// `analytics-host run --isolate=Key`, as a user runs it: a library that segfaults on event 1,000
+/// no longer ends the command (it used to exit 139 and take every destination's events with it).
+@Suite struct IsolationCommandTests {
+    @Test func runCompletesWhenAnIsolatedLibrarySegfaults() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FixtureBuilder.library("isolated", in: plugins)
+        let settings = dir + "/settings.json"
+        try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson"},"Isolated":{"path":"\#(dir)/isolated.ndjson"}}}"#
+            .write(toFile: settings, atomically: true, encoding: .utf8)
+        let input = (1...2000).map { n in #"{"type":"track","event":"\#(n == 1000 ? "Crash" : "E")","anonymousId":"a","properties":{"n":\#(n)}}"# }
+            .joined(separator: "\n") + "\n"
+        let result = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run",
+            "--settings", settings, "--plugins", plugins, "--storage", dir + "/state", "--isolate=Isolated", "--drain-timeout", "0"],
+            stdin: Data(input.utf8))
+        #expect(result.status == 5, "one event failed for good: \(result.stderr)")
+        #expect(result.stdout.contains("2000 events accepted, 0 rejected"))
+        let rows = result.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.contains(["File", "2000", "2000", "0", "0", "0", "0", "0", "-", "-"]), "\(result.stdout)")
+        let isolated = try #require(rows.first { $0.first == "Isolated" })
+        #expect(Array(isolated[1...7]) == ["2000", "1999", "0", "0", "1", "0", "0"], "\(result.stdout)")
+        #expect(isolated[9] == "3", "three restarts")
+        #expect(result.stderr.contains("was killed by signal 11 (SIGSEGV) while processing track \"Crash\" event"))
+        #expect(result.stdout.contains("retried: events sent again"))
+    }
+}

@@ -179,9 +179,11 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         stopping = true
         condition.broadcast()
         condition.unlock()
-        let timeout = client.withLock { $0.hookTimeout }
+        // Within the timeline's own bound for a stopping destination (hookTimeout), so this
+        // destination ends itself (and counts what it held) before the timeline gives up on it.
+        let timeout = client.withLock { $0.hookTimeout } * 0.9
         if pumpDone.wait(timeout: .now() + timeout) == .timedOut {
-            disable("did not stop within \(timeout) s; its process was killed")
+            disable("did not stop within \(String(format: "%.1f", timeout)) s; its process was killed and what it held is counted failed")
             condition.lock()
             let c = currentChild
             condition.unlock()
@@ -307,11 +309,12 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
             let gone = childGone
             condition.unlock()
             if !results.isEmpty {
-                lastProgress = monotonicSeconds()
                 for (status, message) in results where answered < batch.count {
                     complete(batch[answered], status: status, message: message)
                     answered += 1
                 }
+                // After handling them: a retry's backoff is not the library's time.
+                lastProgress = monotonicSeconds()
                 continue
             }
             finishCrash(batch: batch, answered: answered, sequence: sequence, timedOut: !gone, timeout: timeout)
@@ -366,7 +369,9 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
             process.kill()  // a dead child keeps its status; a live one that stopped answering ends
             return .failed(status: process.wait(), during: during)
         }
-        let deadline = monotonicSeconds() + timeout
+        // Starting a process and loading the library is not a hook call: at least 5 s for it
+        // (and for `create`), however short the per-call deadline is.
+        let deadline = monotonicSeconds() + max(timeout, 5)
         guard process.readable(until: deadline), let (kind, payload) = process.readFrame() else { return fail("loading the library") }
         if kind == .refused {
             var r = WireReader(payload)
