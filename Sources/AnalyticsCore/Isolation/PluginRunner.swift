@@ -262,8 +262,12 @@ public enum PluginRunner {
                     let base = UnsafeRawPointer(all.baseAddress! + range.lowerBound).assumingMemoryBound(to: CChar.self)
                     return call(op, base, range.count)
                 }
-                results.u8(status == ah_status(AH_OK) ? IsolationWire.ok
-                           : status == ah_status(AH_ERR_RETRYABLE) ? IsolationWire.retryable : IsolationWire.permanent)
+                let code = status == ah_status(AH_OK) ? IsolationWire.ok
+                    : status == ah_status(AH_ERR_RETRYABLE) ? IsolationWire.retryable : IsolationWire.permanent
+                if let progress, index < ProgressPage.maxItems {
+                    UnsafeMutableRawPointer(progress).storeBytes(of: code, toByteOffset: 16 + index, as: UInt8.self)
+                }
+                results.u8(code)
                 if status == ah_status(AH_OK) { results.u32(0) } else {
                     let text = status == ah_status(AH_OK) || status == ah_status(AH_ERR_RETRYABLE) || status == ah_status(AH_ERR_PERMANENT)
                         ? message : "returned unknown status \(status)" + (message.isEmpty ? "" : ": \(message)")

@@ -236,7 +236,7 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
             condition.lock()
             while outbox.count == outboxHead && !stopping { condition.wait() }
             if outbox.count == outboxHead && stopping { condition.unlock(); break }
-            let take = min(max(1, limits.batchSize), outbox.count - outboxHead)
+            let take = min(max(1, min(limits.batchSize, ProgressPage.maxItems)), outbox.count - outboxHead)
             batch = Array(outbox[outboxHead..<(outboxHead + take)])
             outboxHead += take
             if outboxHead > 4096 && outboxHead * 2 > outbox.count {
@@ -335,10 +335,16 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         guard let child else { return }
         child.kill()  // after a crash this changes nothing; a hung or silent child ends here
         let status = child.wait()
-        let inFlight = Array(batch[answered...])
         var culprit: Item?
-        if let index = progress?.item(inBatch: sequence), index >= answered, index < batch.count {
+        var inFlight = Array(batch[answered...])
+        if let progress, let index = progress.item(inBatch: sequence), index >= answered, index < batch.count {
             culprit = batch[index]
+            // What it finished before: done, with the status it stored (only the text of a
+            // failure is lost with the process).
+            for i in answered..<index where i < ProgressPage.maxItems {
+                complete(batch[i], status: progress.status(ofItem: i), message: "(its reason was lost with the process)")
+            }
+            inFlight = Array(batch[index...])
         } else if answered < batch.count {
             culprit = batch[answered]
         }

@@ -4,7 +4,9 @@ import Glibc
 /// A page of memory shared with one runner (a deleted file in /dev/shm, mapped by both, fd 5 of
 /// the runner): the runner stores which batch and which item of it it is calling before each
 /// call, so when it dies or hangs the host knows exactly which event it was processing even though
-/// results travel in batches. Word 0: the batch's sequence number; word 1: the item's index.
+/// results travel in batches. Word 0: the batch's sequence number; word 1: the item's index; from
+/// byte 16, one status byte per item of the batch, stored when its call returned — so the items
+/// the runner finished before it died count as done (with their status) and are not sent again.
 final class ProgressPage: @unchecked Sendable {
     static let runnerFd: Int32 = 5
     let fd: Int32
@@ -42,9 +44,18 @@ final class ProgressPage: @unchecked Sendable {
         close(fd)
     }
 
+    /// Most items of a batch the page has status bytes for.
+    static let maxItems = 4096 - 16
+
     /// The item being called in batch `sequence`, or nil when the runner had not started that batch.
     func item(inBatch sequence: UInt64) -> Int? {
         words[0] == sequence ? Int(words[1]) : nil
+    }
+
+    /// The status the runner stored for item `index` of the current batch (only for items before
+    /// the one `item(inBatch:)` names).
+    func status(ofItem index: Int) -> UInt8 {
+        UnsafeMutableRawPointer(words).load(fromByteOffset: 16 + index, as: UInt8.self)
     }
 
     /// The runner's side: maps fd 5 when the host gave one.
