@@ -32,7 +32,7 @@ enum PluginsCommand {
             return Settings(file.object ?? [:])
         }
         let scan = Scan(directory: dir, allowInsecure: opts.has("--allow-insecure-plugins"))
-        func mode(_ key: String) -> String { isolation.mode(forKey: key, settings: settings).rawValue }
+        func mode(_ info: NativeLibraryInfo) -> String { isolation.mode(for: info, settings: settings).rawValue }
         let directoryUnusable = scan.problems.contains {
             switch $0.reason {
             case .directoryMissing, .directoryUnreadable: return true
@@ -51,7 +51,7 @@ enum PluginsCommand {
                 o["role"] = .string(i.role.description)
                 o["destination"] = .bool(i.isDestination)
                 o["wholeSettings"] = .bool(i.wantsWholeSettings)
-                o["isolation"] = .string(mode(i.key))
+                o["isolation"] = .string(mode(i))
                 return .object(o)
             }
             entries += scan.problems.map { p in ["file": .string(p.file), "status": "refused", "reason": .string(p.reasonText)] }
@@ -70,7 +70,7 @@ enum PluginsCommand {
                       language   \(e(i.language))\(i.toolchain.map { " (\(e($0)))" } ?? "")
                       role       \(e(roleText(i)))
                       hooks      \(i.hooks.names.joined(separator: " "))
-                      isolation  \(mode(i.key))
+                      isolation  \(mode(i))
                     """)
             }
             for p in scan.problems {

@@ -244,3 +244,50 @@ import Testing
         #expect(result.stdout.contains("retried: events sent again"))
     }
 }
+
+/// Process mode serves destinations: under `--isolate` (every library) a library that only adds
+/// timeline plugins stays in-process and keeps working; asked for by name it is refused, with why.
+@Suite struct IsolationScopeTests {
+    func start(_ isolation: IsolationConfiguration, settings: JSONObject, dir: String, errors: ErrorLog) throws -> Analytics {
+        let plugins = dir + "/plugins"
+        mkdir(plugins, 0o755)
+        try FixtureBuilder.library("timeline_plugins", in: plugins)
+        try FixtureBuilder.library("noop", in: plugins)
+        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
+        config.settingsLocation = .defaultsOnly
+        config.trackApplicationLifecycleEvents = false
+        config.defaultSettings = Settings(["integrations": .object(settings)])
+        config.pluginsDirectory = plugins
+        config.isolation = isolation
+        config.isolation.scanCacheFile = ""
+        config.errorHandler = errors.handler
+        return Analytics(configuration: config)
+    }
+
+    @Test func everyLibraryMeansEveryDestinationTimelineLibrariesStayInProcess() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let errors = ErrorLog()
+        let analytics = try start(IsolationConfiguration(allLibraries: .process), settings: ["Noop": [:]], dir: dir, errors: errors)
+        #expect(analytics.isolatedLibraries.map(\.key) == ["Noop"])
+        #expect(analytics.pluginScan.libraries.map(\.key) == ["Timeliner"])
+        #expect(analytics.find(key: "Noop") is ProcessDestination)
+        analytics.track("Drop")  // the in-process timeline plugin drops it before any destination
+        analytics.track("Keep")
+        #expect(analytics.flush())
+        #expect(analytics.shutdown())
+        #expect(analytics.timeline.stats(forKey: "Noop")?.delivered == 1)
+        #expect(errors.messages.isEmpty, "\(errors.messages)")
+    }
+
+    @Test func aTimelineLibraryAskedByNameIsRefusedWithTheReason() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let errors = ErrorLog()
+        let analytics = try start(IsolationConfiguration(byKey: ["Timeliner": .process]), settings: [:], dir: dir, errors: errors)
+        #expect(analytics.isolatedLibraries.map(\.key) == ["Timeliner"])
+        #expect(analytics.shutdown())
+        #expect(errors.messages.contains { $0.contains("could not be created in process mode: \"Timeliner\" is not a destination") },
+                "\(errors.messages)")
+    }
+}

@@ -45,8 +45,22 @@ public struct IsolationConfiguration: Sendable, Equatable {
     /// The mode of one library: `byKey` first; else process when the settings'
     /// `integrations[key].isolation` is "process" or every library is isolated; else in-process.
     public func mode(forKey key: String, settings: Settings?) -> IsolationMode {
+        explicitMode(forKey: key, settings: settings) ?? allLibraries ?? .inProcess
+    }
+
+    /// The mode asked for this key by name (`byKey`, or the settings), if any.
+    public func explicitMode(forKey key: String, settings: Settings?) -> IsolationMode? {
         if let mode = byKey[key] { return mode }
         if settings?.integrations[key]?["isolation"]?.stringValue == IsolationMode.process.rawValue { return .process }
-        return allLibraries ?? .inProcess
+        return nil
+    }
+
+    /// The mode a library actually runs in. Process mode serves destinations only: a library that
+    /// is not one (it adds timeline plugins) stays in-process when only `allLibraries` asked for
+    /// process mode; asked by name, it keeps process mode and is refused when created.
+    public func mode(for info: NativeLibraryInfo, settings: Settings?) -> IsolationMode {
+        let mode = mode(forKey: info.key, settings: settings)
+        if mode == .process, !info.isDestination, explicitMode(forKey: info.key, settings: settings) == nil { return .inProcess }
+        return mode
     }
 }

@@ -71,7 +71,10 @@ enum IsolatedStartup {
         var inProcess: [NativeLibrary] = []
         var isolated: [ProcessIntegrationFactory] = []
         for info in scanned.libraries {
-            if configuration.isolation.mode(forKey: info.key, settings: settings) == .process {
+            if configuration.isolation.mode(for: info, settings: settings) != configuration.isolation.mode(forKey: info.key, settings: settings) {
+                log(.info, "\(info.key) runs in-process: process mode serves destinations only, and it is not one (role \(info.role))")
+            }
+            if configuration.isolation.mode(for: info, settings: settings) == .process {
                 isolated.append(ProcessIntegrationFactory(info: info, runner: runner))
                 continue
             }
