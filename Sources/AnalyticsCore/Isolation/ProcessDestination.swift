@@ -14,8 +14,9 @@ import Glibc
 /// has been tried `maxAttempts` times. After `maxCrashes` crashes within `crashWindow` the
 /// destination is disabled and reported: its events are counted failed, nothing else stops.
 ///
-/// Accounting: the worker counts an event delivered when it is queued here; an event that fails
-/// later moves from delivered to failed, so at the end delivered + failed is what was offered.
+/// Accounting, as for every destination: the worker counts an event delivered (handed over) when
+/// it is queued here; one that fails later is counted failed as well (the summary's delivered
+/// column is delivered − failed).
 public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
@@ -535,13 +536,10 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         condition.unlock()
     }
 
-    /// Counts an event failed (moving it from delivered) and reports why.
+    /// Counts an event failed and reports why.
     private func fail(_ item: Item, report text: String?) {
         let (analytics, stats) = client.withLock { ($0.analytics.value, $0.stats) }
-        if item.event != nil, let stats {
-            stats._delivered.wrappingAdd(-1, ordering: .relaxed)
-            stats.recordFailure()
-        }
+        if item.event != nil { stats?.recordFailure() }
         if let text { analytics?.report(.plugin(name: key, message: text)) }
         item.done?.signal()
     }
