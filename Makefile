@@ -47,6 +47,7 @@ run: build plugins
 bench:
 	$(SWIFT) build -c release --product analytics-bench
 	$(SWIFT) build -c release --product analytics-host
+	$(SWIFT) build -c release --product analytics-plugin-runner
 	.build/release/analytics-bench
 
 # Fuzzing (Tests/Fuzz): every target built with libFuzzer + AddressSanitizer, each run for
@@ -142,11 +143,13 @@ install: install-build
 
 install-build: plugins
 	$(SWIFT) build -c release --product analytics-host
+	$(SWIFT) build -c release --product analytics-plugin-runner
 
 install-files:
 	@test -x $(HOST_BINARY) || { echo "install: $(HOST_BINARY) is not built (make install builds it)"; exit 1; }
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MAN1DIR)
 	install -m 755 $(HOST_BINARY) $(DESTDIR)$(BINDIR)/analytics-host
+	install -m 755 $(dir $(HOST_BINARY))analytics-plugin-runner $(DESTDIR)$(BINDIR)/analytics-plugin-runner
 	install -m 644 include/analytics_plugin.h $(DESTDIR)$(INCLUDEDIR)/analytics_plugin.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@PLUGINDIR@|$${prefix}/lib/analytics-host/plugins|' -e 's|@VERSION@|$(VERSION)|' \
 		doc/analytics-plugin.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/analytics-plugin.pc
@@ -157,7 +160,7 @@ install-files:
 # Removes what `install` put there (the example plugins by name; the plugins directory only if
 # nothing else is left in it).
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/analytics-host $(DESTDIR)$(INCLUDEDIR)/analytics_plugin.h \
+	rm -f $(DESTDIR)$(BINDIR)/analytics-host $(DESTDIR)$(BINDIR)/analytics-plugin-runner $(DESTDIR)$(INCLUDEDIR)/analytics_plugin.h \
 		$(DESTDIR)$(PKGCONFIGDIR)/analytics-plugin.pc $(DESTDIR)$(MAN1DIR)/analytics-host.1
 	for lib in $(INSTALLED_PLUGINS); do rm -f $(DESTDIR)$(PLUGINDIR)/$$lib; done
 	-rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(PREFIX)/lib/analytics-host 2>/dev/null

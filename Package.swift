@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "AnalyticsIntegration", targets: ["AnalyticsIntegration"]),
         .executable(name: "analytics-host", targets: ["analytics-host"]),
         .executable(name: "analytics-bench", targets: ["analytics-bench"]),
+        // The child process of process isolation: loads one library, serves it over pipes.
+        .executable(name: "analytics-plugin-runner", targets: ["analytics-plugin-runner"]),
         // Example integrations written in Swift: each a shared library the host loads at start-up.
         .library(name: "WebhooksIntegration", type: .dynamic, targets: ["WebhooksIntegration"]),
         .library(name: "MetricsIntegration", type: .dynamic, targets: ["MetricsIntegration"]),
@@ -23,6 +25,9 @@ let package = Package(
         .target(name: "AnalyticsCore", dependencies: ["CAnalyticsABI", "CZlib"]),
         .target(name: "AnalyticsIntegration", dependencies: ["AnalyticsCore", "CAnalyticsABI"]),
         .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore", "LoopbackHTTP"]),
+        // What the runner restricts for itself before it opens a library (C: prctl, rlimits).
+        .target(name: "CRunnerSandbox", path: "Sources/CRunnerSandbox"),
+        .executableTarget(name: "analytics-plugin-runner", dependencies: ["AnalyticsCore", "CRunnerSandbox"]),
         .executableTarget(name: "analytics-bench", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
         // Swift integrations: unique module names (the Swift runtime looks types up by module).
         // The libraries loaded by the host are linked by `make plugins` from these products' objects

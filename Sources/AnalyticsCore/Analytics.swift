@@ -16,6 +16,8 @@ public final class Analytics: Sendable {
     private let refresher = Locked<SettingsRefresher?>(nil)
     /// Libraries loaded from `pluginsDirectory`, and those refused (each with file and reason).
     public let pluginScan: PluginLoader.ScanResult
+    /// Libraries of `pluginsDirectory` that run in process mode (never opened in this process).
+    public let isolatedLibraries: [NativeLibraryInfo]
     /// Factories: the configured ones, then one per loaded library.
     private let factories: [IntegrationFactory]
     /// Plugins (destinations, and libraries that are not destinations) made from factories, by key.
@@ -114,12 +116,17 @@ public final class Analytics: Sendable {
         }
 
         if let dir = configuration.pluginsDirectory {
-            let loader = PluginLoader(configuration: .init(allowGroupOrOtherWritable: configuration.allowInsecurePluginPermissions))
-            pluginScan = loader.scan(directory: dir)
+            // Each library is loaded in analytics-plugin-runner first (Isolation/), then opened
+            // here or left to runners by its isolation mode.
+            let loaded = IsolatedStartup.load(directory: dir, configuration: configuration, settings: settings, log: log)
+            pluginScan = loaded.scan
+            isolatedLibraries = loaded.isolated.map(\.info)
+            factories = configuration.integrationFactories + pluginScan.factories() + loaded.isolated
         } else {
             pluginScan = PluginLoader.ScanResult(libraries: [], problems: [])
+            isolatedLibraries = []
+            factories = configuration.integrationFactories
         }
-        factories = configuration.integrationFactories + pluginScan.factories()
 
         timeline.configureClient(self, queueCapacity: configuration.destinationQueueCapacity,
                                  overflow: configuration.destinationOverflow, hookTimeout: configuration.hookTimeout,

@@ -37,6 +37,10 @@ public struct Configuration: Sendable {
     /// Options for integration libraries, by library key, read through `AH_EXT_CLIENT.options`
     /// (e.g. `["LivePlugins": ["fallbackBundle": "/path/bundle.js"]]`).
     public var pluginOptions: [String: JSONObject] = [:]
+    /// Which loaded libraries run in a child process (`IsolationMode`), and its limits.
+    public var isolation = IsolationConfiguration()
+    /// `analytics-plugin-runner`, when it is not next to the running executable.
+    public var pluginRunnerPath: String?
     /// Load libraries that group or others may write (normally refused: a plugin runs with our rights).
     public var allowInsecurePluginPermissions = false
     /// Random numbers in [0, 1) for sampling without a key (destination filters); injectable for tests.

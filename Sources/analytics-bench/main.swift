@@ -100,6 +100,13 @@ if CommandLine.arguments.dropFirst().first == "live" {
     exit(0)
 }
 
+// `analytics-bench isolation`: only the process-isolation rows.
+if CommandLine.arguments.dropFirst().first == "isolation" {
+    addIsolationRows()
+    print(table.render())
+    exit(0)
+}
+
 // `analytics-bench realistic`: only the realistic rows (quicker while working on delivery).
 if CommandLine.arguments.dropFirst().first == "realistic" {
     let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 500_000 : 500_000
@@ -190,6 +197,8 @@ if let liveDirectory = live.directory {
 } else {
     table.add("timeline + 1 JavaScript enrichment plugin (FixProductViewed): events/s", "skipped: \(live.problem ?? "?")")
 }
+
+addIsolationRows()
 
 let filter = filterBenchmark()
 table.add("destination filter (match \"Order *\" + drop_properties): evaluations/s", formatRate(filter.evaluationsPerSecond),

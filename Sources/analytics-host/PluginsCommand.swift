@@ -6,6 +6,7 @@ import Foundation
 enum PluginsCommand {
     static let help = """
         usage: analytics-host plugins --plugins DIR [--json] [--allow-insecure-plugins]
+                                      [--settings FILE] [--isolate[=KEY,...]]
 
         Loads every *.so in DIR the way `run` does (nothing is created or called beyond the entry
         function and the library's capability lookup) and prints, per library: file, key, version,
@@ -13,16 +14,25 @@ enum PluginsCommand {
         "integrations"; or whole-settings, created at start-up with the whole settings document
         unless integrations[key] is false — without "destination" it adds timeline plugins
         instead of receiving events) and the hooks it implements; for a refused library, the reason.
+        Each library is loaded in a process of its own (analytics-plugin-runner; outcomes cached by
+        path, size and mtime), so one whose constructor crashes, exits or prints affects only its own
+        entry. "isolation" is the mode `run` would use with the same --settings and --isolate:
+        "in-process" (the default) or "process".
 
         Exit status: 0 all libraries load; 1 some were refused; 2 usage error or DIR unusable.
         """
 
     static func main(_ arguments: [String]) throws -> Int32 {
-        let opts = try Options(arguments, valued: ["--plugins"], flags: ["--json", "--allow-insecure-plugins"])
+        let (arguments, isolation) = try IsolationOptions.extract(arguments)
+        let opts = try Options(arguments, valued: ["--plugins", "--settings"], flags: ["--json", "--allow-insecure-plugins"])
         if opts.has("--help") { print(help); return 0 }
         let dir = try opts.required("--plugins")
-        let loader = PluginLoader(configuration: .init(allowGroupOrOtherWritable: opts.has("--allow-insecure-plugins")))
-        let scan = loader.scan(directory: dir)
+        let settings = try opts["--settings"].map { path -> Settings in
+            let file = try HostSetup.readSettings(path: path)
+            return Settings(file.object ?? [:])
+        }
+        let scan = Scan(directory: dir, allowInsecure: opts.has("--allow-insecure-plugins"))
+        func mode(_ info: NativeLibraryInfo) -> String { isolation.mode(for: info, settings: settings).rawValue }
         let directoryUnusable = scan.problems.contains {
             switch $0.reason {
             case .directoryMissing, .directoryUnreadable: return true
@@ -32,8 +42,7 @@ enum PluginsCommand {
         }
 
         if opts.has("--json") {
-            var entries: [JSON] = scan.libraries.map { lib in
-                let i = lib.info
+            var entries: [JSON] = scan.libraries.map { i in
                 var o: JSONObject = ["file": .string(i.file), "status": "loaded", "key": .string(i.key),
                                      "version": .string(i.version), "abiVersion": .string(i.abiVersion.description),
                                      "language": .string(i.language)]
@@ -42,6 +51,7 @@ enum PluginsCommand {
                 o["role"] = .string(i.role.description)
                 o["destination"] = .bool(i.isDestination)
                 o["wholeSettings"] = .bool(i.wantsWholeSettings)
+                o["isolation"] = .string(mode(i))
                 return .object(o)
             }
             entries += scan.problems.map { p in ["file": .string(p.file), "status": "refused", "reason": .string(p.reasonText)] }
@@ -51,8 +61,7 @@ enum PluginsCommand {
             print("plugins in \(dir): \(scan.libraries.count) loaded, \(scan.problems.count) refused")
             // Keys, versions, toolchains and reasons come from the libraries: escaped (TerminalText).
             let e = TerminalText.escaped
-            for lib in scan.libraries {
-                let i = lib.info
+            for i in scan.libraries {
                 print("""
 
                     \(e(i.key))  \(e(i.version))
@@ -61,6 +70,7 @@ enum PluginsCommand {
                       language   \(e(i.language))\(i.toolchain.map { " (\(e($0)))" } ?? "")
                       role       \(e(roleText(i)))
                       hooks      \(i.hooks.names.joined(separator: " "))
+                      isolation  \(mode(i))
                     """)
             }
             for p in scan.problems {
@@ -69,6 +79,27 @@ enum PluginsCommand {
         }
         if directoryUnusable { return 2 }
         return scan.problems.isEmpty ? 0 : 1
+    }
+
+    /// The listing: through analytics-plugin-runner when it is found (each library in a process of
+    /// its own, cached), else loaded in this process as before.
+    struct Scan {
+        var libraries: [NativeLibraryInfo]
+        var problems: [PluginLoadError]
+
+        init(directory: String, allowInsecure: Bool) {
+            if let runner = PluginRunnerLocator.find() {
+                var scanner = IsolatedScanner(runner: runner, allowGroupOrOtherWritable: allowInsecure)
+                scanner.cacheFile = IsolatedScanner.defaultCacheFile()
+                let result = scanner.scan(directory: directory)
+                libraries = result.libraries
+                problems = result.problems
+            } else {
+                let result = PluginLoader(configuration: .init(allowGroupOrOtherWritable: allowInsecure)).scan(directory: directory)
+                libraries = result.libraries.map(\.info)
+                problems = result.problems
+            }
+        }
     }
 
     /// What the role means for a user, in one line.

@@ -10,6 +10,7 @@ enum RunCommand {
                                   [--drain-timeout SECONDS] [--max-queue-bytes BYTES]
                                   [--live-plugins FILE] [--allow-insecure-plugins] [--allow-invalid-settings] [--quiet]
                                   [-v | --log-level debug|info|warning|error]
+                                  [--isolate[=KEY,...]] [--isolate-memory BYTES]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
         context and integrations are kept when given), runs each through the whole pipeline — source
@@ -47,6 +48,12 @@ enum RunCommand {
                             to run on first start, offline, or when the settings' edgeFunction
                             bundle cannot be downloaded
           --allow-insecure-plugins  load libraries even if group/others may write them
+          --isolate[=KEY,...]  run every loaded library (or those keys) in a child process of its own
+                            (analytics-plugin-runner), as the settings' "isolation": "process" does per
+                            key: its crash, exit, hang or memory blow-up ends only that process, which
+                            is restarted; events in flight are sent again (see README "Isolation")
+          --isolate-memory BYTES  address-space limit (RLIMIT_AS) of each such process (default
+                            2147483648; 0: none)
           --allow-invalid-settings  run on settings that do not validate (problems become warnings)
           --quiet           no progress line on a terminal
           --log-level LEVEL  the least severe log lines printed: debug, info (the default), warning
@@ -59,9 +66,10 @@ enum RunCommand {
         """ + ExitStatus.help
 
     static func main(_ arguments: [String]) throws -> Int32 {
+        let (arguments, isolation) = try IsolationOptions.extract(arguments)
         let opts = try Options(arguments,
                                valued: ["--settings", "--plugins", "--write-key", "--api-host", "--storage", "--log-level", "--input", "--signals", "--settings-refresh",
-                                        "--drain-timeout", "--max-queue-bytes", "--hook-timeout", "--live-plugins"],
+                                        "--drain-timeout", "--max-queue-bytes", "--hook-timeout", "--live-plugins", "--isolate-memory"],
                                flags: ["--allow-insecure-plugins", "--allow-invalid-settings", "--quiet", "-v"])
         if opts.has("--help") { print(help); return 0 }
         let logLevel = try Self.logLevel(opts)
@@ -129,6 +137,9 @@ enum RunCommand {
             if level >= logLevel { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
         }
         config.pluginsDirectory = pluginsDir
+        config.isolation.allLibraries = isolation.allLibraries
+        config.isolation.byKey = isolation.byKey
+        if let limit = try IsolationOptions.memoryLimit(opts["--isolate-memory"]) { config.isolation.memoryLimitBytes = limit }
         if let bundle = opts["--live-plugins"] {
             guard FileManager.default.isReadableFile(atPath: bundle) else {
                 throw UsageError("cannot read --live-plugins \(bundle)")

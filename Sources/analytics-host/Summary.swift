@@ -4,12 +4,17 @@ import AnalyticsCore
 enum Summary {
     /// - Parameter drainTimeout: set when the Segment.io queue was not drained in that time.
     static func render(analytics: Analytics, accepted: Int, rejected: Int, interrupted: Bool, drainTimeout: Double? = nil) -> String {
-        let header = ["destination", "offered", "delivered", "dropped", "skipped", "failed", "queued", "abandoned"]
+        // Process isolation adds two columns when a library ran in a process of its own.
+        let isolated = analytics.timeline.plugins(of: .destination).contains { $0 is ProcessDestination }
+        var header = ["destination", "offered", "delivered", "dropped", "skipped", "failed", "queued", "abandoned"]
+        if isolated { header += ["retried", "restarts"] }
         var rows: [[String]] = []
         for destination in analytics.timeline.plugins(of: .destination) {
             guard let d = destination as? DestinationPlugin, let s = analytics.timeline.stats(forKey: d.key) else { continue }
-            rows.append([TerminalText.escaped(d.key), "\(s.received + s.skipped)", "\(delivered(d, s))", "\(s.dropped + s.overflowed)",
-                         "\(s.skipped)", "\(s.failed)", "\(s.queued)", "\(s.abandoned)"])
+            var row = [TerminalText.escaped(d.key), "\(s.received + s.skipped)", "\(delivered(d, s))", "\(s.dropped + s.overflowed)",
+                       "\(s.skipped)", "\(s.failed)", "\(s.queued)", "\(s.abandoned)"]
+            if isolated { row += d is ProcessDestination ? ["\(s.retried)", "\(s.restarts)"] : ["-", "-"] }
+            rows.append(row)
         }
         rows.sort { $0[0] < $1[0] }
         let widths = header.indices.map { i in max(header[i].count, rows.map { $0[i].count }.max() ?? 0) }
@@ -23,6 +28,10 @@ enum Summary {
         out += line(header) + "\n"
         for r in rows { out += line(r) + "\n" }
         out += legend
+        if isolated {
+            out += "\nretried: events sent again to a process-isolated library after its process crashed or hung with them in flight "
+                + "(at-least-once: it may have seen them before); restarts: times that process was started again (\"-\": in-process)"
+        }
         if let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination {
             out += "\n" + segmentLine(segment, queued: analytics.timeline.stats(forKey: segment.key)?.queued ?? segment.pendingEvents,
                                       drainTimeout: drainTimeout)

@@ -19,7 +19,7 @@ import Testing
         let vars = ["PREFIX=/usr", "DESTDIR=\(stage)", "HOST_BINARY=\(try HostBinary.path())"]
         _ = try Self.make(["install-files"] + vars)
         let installed = [
-            "/usr/bin/analytics-host", "/usr/include/analytics_plugin.h", "/usr/lib/pkgconfig/analytics-plugin.pc",
+            "/usr/bin/analytics-host", "/usr/bin/analytics-plugin-runner", "/usr/include/analytics_plugin.h", "/usr/lib/pkgconfig/analytics-plugin.pc",
             "/usr/share/man/man1/analytics-host.1", "/usr/lib/analytics-host/plugins/libfile.so",
             "/usr/lib/analytics-host/plugins/libMetricsIntegration.so",
         ]

@@ -37,6 +37,9 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         case duplicateKey(key: String, otherFiles: [String])
         /// The library's `create` failed; the text is the library's own.
         case createFailed(key: String, message: String)
+        /// Loading it in `analytics-plugin-runner` (the scanner, or a process-mode instance)
+        /// failed: the runner crashed, exited or hung (what happened, and when).
+        case runnerFailed(String)
     }
 
     public var description: String { "\(file): \(reasonText)" }
@@ -68,6 +71,8 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
             return "duplicate integration key \"\(key)\", also declared by \(others.joined(separator: ", ")); neither is loaded"
         case .createFailed(let key, let message):
             return "create of integration \"\(key)\" failed: \(message)"
+        case .runnerFailed(let what):
+            return what
         }
     }
 }

@@ -22,7 +22,15 @@ public final class DestinationStats: Sendable {
     /// the one in flight and those queued behind it, reported with the call.
     public var abandoned: Int { _abandoned.load(ordering: .relaxed) }
 
+    /// Process isolation: events sent to a library's process again after it crashed or hung
+    /// while they were in flight (at-least-once: the library may have seen them before).
+    public var retried: Int { _retried.load(ordering: .relaxed) }
+    /// Process isolation: times the library's process was restarted after a crash or a hang.
+    public var restarts: Int { _restarts.load(ordering: .relaxed) }
+
     let _received = Atomic<Int>(0)
+    let _retried = Atomic<Int>(0)
+    let _restarts = Atomic<Int>(0)
     let _delivered = Atomic<Int>(0)
     let _dropped = Atomic<Int>(0)
     let _skipped = Atomic<Int>(0)

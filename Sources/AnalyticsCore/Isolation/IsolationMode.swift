@@ -1,0 +1,66 @@
+/// Where an integration library's code runs.
+///
+/// `inProcess` (the default, for trusted libraries): loaded into the host, one indirect call per
+/// hook; a crash, `_exit` or unbounded allocation in the library ends the host.
+/// `process`: loaded by `analytics-plugin-runner` in a child process and fed events in batches
+/// over a socket pair; the library cannot tell the difference, and its crash, exit, hang or
+/// memory blow-up ends only that child, which is restarted (see ``IsolationConfiguration``).
+public enum IsolationMode: String, Sendable, Equatable, CaseIterable {
+    case inProcess = "in-process"
+    case process = "process"
+}
+
+/// How the host isolates loaded libraries (`Configuration.isolation`) and what it allows a
+/// process-mode library before giving up on it.
+public struct IsolationConfiguration: Sendable, Equatable {
+    /// Every loaded library in process mode (`run --isolate`), unless `byKey` says otherwise.
+    public var allLibraries: IsolationMode?
+    /// The mode of these keys (`run --isolate=Key1,Key2`), over the settings and `allLibraries`.
+    public var byKey: [String: IsolationMode] = [:]
+    /// Address-space limit of each runner (RLIMIT_AS), bytes; 0: none. It counts virtual memory,
+    /// runtime included, so keep it well above what a library needs.
+    public var memoryLimitBytes: UInt64 = 2 << 30
+    /// Times an item (event, update, flush…) is sent to a runner before it is counted failed,
+    /// when the runner dies or hangs while processing it.
+    public var maxAttempts = 3
+    /// A library whose runner crashed this many times within `crashWindow` seconds is disabled:
+    /// reported once, its events counted failed from then on.
+    public var maxCrashes = 5
+    public var crashWindow = 60.0
+    /// Wait before restarting a runner after a crash, doubled for each further crash in a row,
+    /// at most `maxRestartDelay` seconds.
+    public var restartDelay = 0.05
+    public var maxRestartDelay = 2.0
+    /// Most items in one pipe write.
+    public var batchSize = 1024
+    /// Where start-up scans are cached (by path, size, mtime). nil: `$XDG_CACHE_HOME` (else
+    /// `~/.cache`)`/analytics-host/plugin-scan.json`; "": no cache.
+    public var scanCacheFile: String?
+
+    public init(allLibraries: IsolationMode? = nil, byKey: [String: IsolationMode] = [:]) {
+        self.allLibraries = allLibraries
+        self.byKey = byKey
+    }
+
+    /// The mode of one library: `byKey` first; else process when the settings'
+    /// `integrations[key].isolation` is "process" or every library is isolated; else in-process.
+    public func mode(forKey key: String, settings: Settings?) -> IsolationMode {
+        explicitMode(forKey: key, settings: settings) ?? allLibraries ?? .inProcess
+    }
+
+    /// The mode asked for this key by name (`byKey`, or the settings), if any.
+    public func explicitMode(forKey key: String, settings: Settings?) -> IsolationMode? {
+        if let mode = byKey[key] { return mode }
+        if settings?.integrations[key]?["isolation"]?.stringValue == IsolationMode.process.rawValue { return .process }
+        return nil
+    }
+
+    /// The mode a library actually runs in. Process mode serves destinations only: a library that
+    /// is not one (it adds timeline plugins) stays in-process when only `allLibraries` asked for
+    /// process mode; asked by name, it keeps process mode and is refused when created.
+    public func mode(for info: NativeLibraryInfo, settings: Settings?) -> IsolationMode {
+        let mode = mode(forKey: info.key, settings: settings)
+        if mode == .process, !info.isDestination, explicitMode(forKey: info.key, settings: settings) == nil { return .inProcess }
+        return mode
+    }
+}

@@ -1,0 +1,24 @@
+/* runner_sandbox.h: the restrictions analytics-plugin-runner puts on itself before it opens a
+ * library (see README "Isolation"). Only what is listed here is restricted. */
+#ifndef RUNNER_SANDBOX_H
+#define RUNNER_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bits of the value ah_runner_sandbox returns: what was applied. */
+#define AH_SANDBOX_FDS_CLOSED 0x1u
+#define AH_SANDBOX_PDEATHSIG 0x2u
+#define AH_SANDBOX_NO_NEW_PRIVS 0x4u
+#define AH_SANDBOX_MEMORY_LIMIT 0x8u
+#define AH_SANDBOX_NO_CORE 0x10u
+
+/* Closes every file descriptor above `keep_max` (0, 1, 2 and the protocol pipes stay), asks the
+ * kernel to SIGKILL this process when its parent dies (and fails if `parent_pid` is already
+ * gone), sets PR_SET_NO_NEW_PRIVS (no set-uid / file-capability gain through exec), limits the
+ * address space to `memory_limit` bytes when non-zero (RLIMIT_AS) and turns core dumps off.
+ * Returns the AH_SANDBOX_* bits applied, or -1 with a reason in `err` (NUL-terminated, `cap`
+ * bytes) when the parent is gone. A step the kernel refuses is left out of the bits. */
+int64_t ah_runner_sandbox(int keep_max, uint64_t memory_limit, int parent_pid, char *err, size_t cap);
+
+#endif

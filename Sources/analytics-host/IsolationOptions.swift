@@ -1,0 +1,31 @@
+import AnalyticsCore
+
+/// `--isolate` (every library in process mode) and `--isolate=Key1,Key2` (those keys), taken out of
+/// the arguments before the other options are read (the option's value is optional).
+enum IsolationOptions {
+    static func extract(_ arguments: [String]) throws -> (rest: [String], isolation: IsolationConfiguration) {
+        var isolation = IsolationConfiguration()
+        var rest: [String] = []
+        for argument in arguments {
+            if argument == "--isolate" {
+                isolation.allLibraries = .process
+            } else if argument.hasPrefix("--isolate=") {
+                let keys = argument.dropFirst("--isolate=".count).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                guard !keys.isEmpty, !keys.contains(where: \.isEmpty) else { throw UsageError("--isolate= needs integration keys, e.g. --isolate=Amplitude,File") }
+                for key in keys { isolation.byKey[key] = .process }
+            } else {
+                rest.append(argument)
+            }
+        }
+        return (rest, isolation)
+    }
+
+    /// `--isolate-memory BYTES`: the address-space limit of each runner (0: none).
+    static func memoryLimit(_ text: String?) throws -> UInt64? {
+        guard let text else { return nil }
+        guard let bytes = UInt64(text) else { throw UsageError("--isolate-memory needs a number of bytes (0: no limit)") }
+        return bytes
+    }
+}
+
+import Foundation

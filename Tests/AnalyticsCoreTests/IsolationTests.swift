@@ -1,0 +1,293 @@
+import Foundation
+import Glibc
+import Testing
+@testable import AnalyticsCore
+
+/// Process isolation with real libraries built from C, real `analytics-plugin-runner` processes
+/// and real crashes: a library that segfaults, hangs, crashes on every start or allocates without
+/// bound ends only its own process; the host completes and every other destination gets everything.
+@Suite struct IsolationTests {
+    struct Setup {
+        let dir: String
+        let analytics: Analytics
+        let errors: ErrorLog
+        let isolatedOutput: String
+        let fileOutput: String
+    }
+
+    /// `Isolated` (tests/Fixtures/isolated.c) in process mode next to the File example in-process.
+    func start(isolatedSettings: JSONObject = [:], configure: (inout Configuration) -> Void = { _ in }) throws -> Setup {
+        let dir = try FixtureBuilder.makeDirectory()
+        let plugins = dir + "/plugins"
+        mkdir(plugins, 0o755)
+        try FixtureBuilder.library("isolated", in: plugins)
+        try FixtureBuilder.plugin("Plugins/File/file.c", in: plugins, as: "libfile.so")
+        let errors = ErrorLog()
+        var own: JSONObject = ["path": .string(dir + "/isolated.ndjson"), "isolation": "process", "marker": .string(dir + "/marker")]
+        own.merge(isolatedSettings)
+        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
+        config.settingsLocation = .defaultsOnly
+        config.trackApplicationLifecycleEvents = false
+        config.defaultSettings = Settings(["integrations": ["Isolated": .object(own), "File": ["path": .string(dir + "/file.ndjson")]]])
+        config.pluginsDirectory = plugins
+        config.isolation.scanCacheFile = dir + "/scan-cache.json"
+        config.errorHandler = errors.handler
+        config.destinationOverflow = .wait(seconds: .infinity)
+        config.flushTimeout = 60
+        config.hookTimeout = 30
+        configure(&config)
+        let analytics = Analytics(configuration: config)
+        return Setup(dir: dir, analytics: analytics, errors: errors, isolatedOutput: dir + "/isolated.ndjson", fileOutput: dir + "/file.ndjson")
+    }
+
+    func lines(_ path: String) -> [JSON] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { try? JSON(parsing: String($0)) }
+    }
+
+    @Test func aTrackHookThatSegfaultsOnEvent1000IsRestartedAndEveryEventIsDeliveredOrCountedFailed() throws {
+        let s = try start()
+        defer { FixtureBuilder.remove(s.dir) }
+        #expect(s.analytics.isolatedLibraries.map(\.key) == ["Isolated"])
+        #expect(s.analytics.pluginScan.libraries.map(\.key) == ["File"])
+        for n in 1...3000 { s.analytics.track(n == 1000 ? "Crash" : "E", properties: ["n": .number(Double(n))]) }
+        #expect(s.analytics.shutdown())
+
+        let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
+        let file = try #require(s.analytics.timeline.stats(forKey: "File"))
+        #expect((file.received, file.delivered, file.failed) == (3000, 3000, 0), "the other destination gets everything")
+        #expect(lines(s.fileOutput).count == 3000)
+        #expect((isolated.received, isolated.delivered, isolated.failed) == (3000, 3000, 1), "handed over, one of them failed")
+        #expect(isolated.restarts == 3, "the event crashed it three times (maxAttempts), then it went on")
+        let seen = lines(s.isolatedOutput).compactMap { $0["properties"]?["n"]?.intValue }
+        #expect(Set(seen) == Set(1...3000).subtracting([1000]), "every other event reached the library")
+        #expect(seen.count == 2999, "what the library finished before it crashed is not sent again")
+        #expect(seen == seen.sorted(), "in order")
+        let crashReports = s.errors.messages.filter { $0.contains("was killed by signal 11 (SIGSEGV) while processing track \"Crash\" event") }
+        #expect(crashReports.count == 3, "\(s.errors.messages)")
+        #expect(crashReports.allSatisfy { $0.hasPrefix("plugin Isolated: library \(s.dir)/plugins/libisolated.so (process-isolated)") })
+        #expect(crashReports.last?.contains("it ended the process 3 times and is counted failed") == true)
+    }
+
+    @Test func aHookThatHangsIsKilledAtTheDeadlineAndRestarted() throws {
+        let s = try start { $0.hookTimeout = 0.5 }
+        defer { FixtureBuilder.remove(s.dir) }
+        s.analytics.track("Before")
+        s.analytics.track("Hang")
+        s.analytics.track("After")
+        #expect(s.analytics.flush(), "the flush waits for the hung call to be killed and the events sent again")
+        #expect(s.analytics.shutdown())
+        let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
+        #expect((isolated.received, isolated.delivered, isolated.failed, isolated.restarts) == (3, 3, 0, 1))
+        // "Before" finished before the hang (the progress page says so): it is not sent again.
+        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["Before", "Hang", "After"])
+        #expect(s.errors.messages.contains { $0.contains("did not answer within 0.5 s and was killed while processing track \"Hang\" event") },
+                "\(s.errors.messages)")
+        #expect(lines(s.fileOutput).count == 3)
+    }
+
+    @Test func aLibraryThatCrashesOnEveryStartIsDisabledAfterNTriesAndReported() throws {
+        let s = try start(isolatedSettings: ["crash_in_create": true]) {
+            $0.isolation.maxCrashes = 3
+            $0.isolation.restartDelay = 0.01
+        }
+        defer { FixtureBuilder.remove(s.dir) }
+        for n in 1...50 { s.analytics.track("E", properties: ["n": .number(Double(n))]) }
+        #expect(s.analytics.flush())
+        #expect(s.analytics.shutdown())
+        let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
+        let file = try #require(s.analytics.timeline.stats(forKey: "File"))
+        #expect((isolated.received, isolated.delivered, isolated.failed) == (50, 50, 50), "handed over, every one failed")
+        #expect(file.delivered == 50)
+        let crashes = s.errors.messages.filter { $0.contains("was killed by signal 6 (SIGABRT) while creating the instance") }
+        #expect(crashes.count == 3, "\(s.errors.messages)")
+        #expect(crashes.last?.contains("3 crashes within 60.0 s: disabled, its events are counted failed from now on") == true)
+    }
+
+    @Test func aLibraryThatAllocatesWithoutBoundIsStoppedByItsLimit() throws {
+        let s = try start {
+            $0.isolation.memoryLimitBytes = 512 << 20
+            $0.isolation.maxAttempts = 1
+        }
+        defer { FixtureBuilder.remove(s.dir) }
+        s.analytics.track("Allocate")
+        s.analytics.track("After")
+        #expect(s.analytics.shutdown())
+        let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
+        #expect((isolated.received, isolated.delivered, isolated.failed, isolated.restarts) == (2, 2, 1, 1))
+        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
+        #expect(s.errors.messages.contains { $0.contains("was killed by signal 11 (SIGSEGV) while processing track \"Allocate\" event") },
+                "\(s.errors.messages)")
+    }
+
+    @Test func constructorsThatExitCrashOrPrintAffectOnlyTheirOwnLineOfPlugins() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        try FixtureBuilder.library("constructor", in: dir, as: "libexits.so", defines: ["EXIT_IN_CONSTRUCTOR", "KEY=\"Exits\""])
+        try FixtureBuilder.library("constructor", in: dir, as: "libcrashes.so", defines: ["CRASH_IN_CONSTRUCTOR", "KEY=\"Crashes\""])
+        try FixtureBuilder.library("constructor", in: dir, as: "libprints.so", defines: ["PRINT_IN_CONSTRUCTOR"])
+        try FixtureBuilder.library("noop", in: dir)
+        let host = try BuiltExecutable.path("analytics-host")
+        for pass in 1...2 {  // the second listing comes from the scan cache
+            let json = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", host, "plugins", "--plugins", dir, "--json"])
+            #expect(json.status == 1, "pass \(pass): some were refused")
+            let listing = try #require(try JSON(parsing: json.stdout).objectValue, "pass \(pass): --json stays valid: \(json.stdout)")
+            let entries = listing["libraries"]?.arrayValue ?? []
+            func entry(_ name: String) -> JSONObject? { entries.first { $0["file"]?.stringValue == dir + "/" + name }?.objectValue }
+            #expect(entry("libnoop.so")?["status"] == "loaded")
+            #expect(entry("libnoop.so")?["isolation"] == "in-process")
+            #expect(entry("libprints.so")?["status"] == "loaded")
+            #expect(entry("libprints.so")?["key"] == "Printer")
+            #expect(entry("libexits.so")?["status"] == "refused")
+            #expect(entry("libexits.so")?["reason"]?.stringValue?.contains("the process exited with status 7 before it answered") == true)
+            #expect(entry("libcrashes.so")?["reason"]?.stringValue?.contains("was killed by signal 11 (SIGSEGV) before it answered") == true)
+        }
+        let text = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", host, "plugins", "--plugins", dir, "--isolate=Noop"])
+        #expect(text.stdout.contains("plugins in \(dir): 2 loaded, 2 refused"))
+        #expect(text.stdout.contains("isolation  process"))
+    }
+}
+
+/// What a process-isolated library still gets (host services over the socket) and what its
+/// process is denied (the host's descriptors, new privileges, unbounded address space).
+@Suite struct IsolationServicesTests {
+    @Test func hostServicesCrossTheProcessBoundary() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = dir + "/plugins"
+        mkdir(plugins, 0o755)
+        try FixtureBuilder.library("send_back", in: plugins)
+        try FixtureBuilder.plugin("Plugins/File/file.c", in: plugins, as: "libfile.so")
+        let logs = Locked<[String]>([])
+        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
+        config.settingsLocation = .defaultsOnly
+        config.trackApplicationLifecycleEvents = false
+        config.defaultSettings = Settings(["integrations": ["Echo": [:], "File": ["path": .string(dir + "/file.ndjson")]]])
+        config.pluginsDirectory = plugins
+        config.isolation = IsolationConfiguration(byKey: ["Echo": .process])
+        config.isolation.scanCacheFile = ""
+        config.logHandler = { _, message in logs.withLock { $0.append(message) } }
+        let analytics = Analytics(configuration: config)
+        #expect(analytics.isolatedLibraries.map(\.key) == ["Echo"])
+        analytics.identify(userId: "u-1")
+        analytics.track("Hi")
+        #expect(analytics.flush())
+        #expect(analytics.shutdown())
+        let events = (try String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8)).split(separator: "\n")
+            .compactMap { try? JSON(parsing: String($0)) }
+        let echo = try #require(events.first { $0["event"] == "Echo" }, "send_event from the child reached the pipeline")
+        #expect(echo["userId"] == "u-1")
+        #expect(echo["anonymousId"]?.stringValue == analytics.anonymousId)
+        let anonymous = analytics.anonymousId
+        #expect(logs.withLock { $0 }.contains("Echo: echoed user=u-1 (3) anon=\(anonymous) (\(anonymous.utf8.count)) status=0"),
+                "\(logs.withLock { $0 })")
+    }
+
+    @Test func theRunnerHoldsOnlyItsOwnDescriptorsAndNoNewPrivileges() throws {
+        let leaked = FixturePipe()  // not close-on-exec: a child that inherited descriptors would hold it
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = dir + "/plugins"
+        mkdir(plugins, 0o755)
+        try FixtureBuilder.library("isolated", in: plugins)
+        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
+        config.settingsLocation = .defaultsOnly
+        config.trackApplicationLifecycleEvents = false
+        config.defaultSettings = Settings(["integrations": ["Isolated": ["path": .string(dir + "/out.ndjson"), "isolation": "process"]]])
+        config.pluginsDirectory = plugins
+        config.isolation.scanCacheFile = ""
+        config.isolation.memoryLimitBytes = 1 << 30
+        let analytics = Analytics(configuration: config)
+        analytics.track("Probe")
+        #expect(analytics.shutdown())
+        let probe = try #require(try JSON(parsing: String(contentsOfFile: dir + "/out.ndjson", encoding: .utf8)).objectValue)
+        #expect(probe["nnp"] == 1)
+        #expect(probe["as"]?.intValue == 1 << 30)
+        let fds = (probe["fds"]?.stringValue ?? "").split(separator: " ").filter { $0.contains("=") }
+            .map { $0.split(separator: "=", maxSplits: 1).map(String.init) }
+        let numbers = fds.compactMap { Int($0[0]) }.sorted()
+        // 0 /dev/null, 1 and 2 the host's standard error, 3/4 the protocol socket, 5 the progress
+        // page, then only what the library opened itself: nothing of the host's.
+        #expect(!fds.contains { Int($0[0])! > 2 && $0[1].hasPrefix("pipe:") }, "\(fds); the host's pipe is fd \(leaked.readEnd)")
+        #expect(fds.first { $0[0] == "0" }?.last == "/dev/null")
+        #expect(fds.first { $0[0] == "3" }?.last?.hasPrefix("socket:") == true)
+        #expect(fds.first { $0[0] == "5" }?.last?.contains("ah-progress-") == true)
+        #expect(numbers.filter { $0 > 5 }.count == 1, "\(fds)")
+        #expect(fds.contains { $0.count == 2 && $0[1] == dir + "/out.ndjson" })
+    }
+}
+
+/// `analytics-host run --isolate=Key`, as a user runs it: a library that segfaults on event 1,000
+/// no longer ends the command (it used to exit 139 and take every destination's events with it).
+@Suite struct IsolationCommandTests {
+    @Test func runCompletesWhenAnIsolatedLibrarySegfaults() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FixtureBuilder.library("isolated", in: plugins)
+        let settings = dir + "/settings.json"
+        try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson"},"Isolated":{"path":"\#(dir)/isolated.ndjson"}}}"#
+            .write(toFile: settings, atomically: true, encoding: .utf8)
+        let input = (1...2000).map { n in #"{"type":"track","event":"\#(n == 1000 ? "Crash" : "E")","anonymousId":"a","properties":{"n":\#(n)}}"# }
+            .joined(separator: "\n") + "\n"
+        let result = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run",
+            "--settings", settings, "--plugins", plugins, "--storage", dir + "/state", "--isolate=Isolated", "--drain-timeout", "0"],
+            stdin: Data(input.utf8))
+        #expect(result.status == 5, "one event failed for good: \(result.stderr)")
+        #expect(result.stdout.contains("2000 events accepted, 0 rejected"))
+        let rows = result.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.contains(["File", "2000", "2000", "0", "0", "0", "0", "0", "-", "-"]), "\(result.stdout)")
+        let isolated = try #require(rows.first { $0.first == "Isolated" })
+        #expect(Array(isolated[1...7]) == ["2000", "1999", "0", "0", "1", "0", "0"], "\(result.stdout)")
+        #expect(isolated[9] == "3", "three restarts")
+        #expect(result.stderr.contains("was killed by signal 11 (SIGSEGV) while processing track \"Crash\" event"))
+        #expect(result.stdout.contains("retried: events sent again"))
+    }
+}
+
+/// Process mode serves destinations: under `--isolate` (every library) a library that only adds
+/// timeline plugins stays in-process and keeps working; asked for by name it is refused, with why.
+@Suite struct IsolationScopeTests {
+    func start(_ isolation: IsolationConfiguration, settings: JSONObject, dir: String, errors: ErrorLog) throws -> Analytics {
+        let plugins = dir + "/plugins"
+        mkdir(plugins, 0o755)
+        try FixtureBuilder.library("timeline_plugins", in: plugins)
+        try FixtureBuilder.library("noop", in: plugins)
+        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
+        config.settingsLocation = .defaultsOnly
+        config.trackApplicationLifecycleEvents = false
+        config.defaultSettings = Settings(["integrations": .object(settings)])
+        config.pluginsDirectory = plugins
+        config.isolation = isolation
+        config.isolation.scanCacheFile = ""
+        config.errorHandler = errors.handler
+        return Analytics(configuration: config)
+    }
+
+    @Test func everyLibraryMeansEveryDestinationTimelineLibrariesStayInProcess() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let errors = ErrorLog()
+        let analytics = try start(IsolationConfiguration(allLibraries: .process), settings: ["Noop": [:]], dir: dir, errors: errors)
+        #expect(analytics.isolatedLibraries.map(\.key) == ["Noop"])
+        #expect(analytics.pluginScan.libraries.map(\.key) == ["Timeliner"])
+        #expect(analytics.find(key: "Noop") is ProcessDestination)
+        analytics.track("Drop")  // the in-process timeline plugin drops it before any destination
+        analytics.track("Keep")
+        #expect(analytics.flush())
+        #expect(analytics.shutdown())
+        #expect(analytics.timeline.stats(forKey: "Noop")?.delivered == 1)
+        #expect(errors.messages.isEmpty, "\(errors.messages)")
+    }
+
+    @Test func aTimelineLibraryAskedByNameIsRefusedWithTheReason() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let errors = ErrorLog()
+        let analytics = try start(IsolationConfiguration(byKey: ["Timeliner": .process]), settings: [:], dir: dir, errors: errors)
+        #expect(analytics.isolatedLibraries.map(\.key) == ["Timeliner"])
+        #expect(analytics.shutdown())
+        #expect(errors.messages.contains { $0.contains("could not be created in process mode: \"Timeliner\" is not a destination") },
+                "\(errors.messages)")
+    }
+}

@@ -1,0 +1,129 @@
+/* Fixture for process isolation: a destination that appends every event it accepts to the file
+ * "path" (one line each, written with write(2) so nothing is lost when it dies), and misbehaves on
+ * purpose, by settings:
+ *   "crash_in_create": true   abort() in create (a library that crashes on every start);
+ *   event "Crash"             segfaults (a write through NULL) every time it sees it;
+ *   event "Hang"              hangs for ever unless the file "marker" exists (it creates it
+ *                             first), so it hangs once and succeeds after a restart;
+ *   event "Allocate"          allocates and touches memory without bound; when malloc fails it
+ *                             writes through the NULL it got (as unchecked code does);
+ *   event "Probe"             writes what restricts its process instead of the event:
+ *                             {"fds":"0=/dev/null 1=... ","nnp":1,"as":BYTES} (open descriptors
+ *                             and their targets, PR_GET_NO_NEW_PRIVS, RLIMIT_AS; -1: unlimited).
+ * Build with -DKEY='"Name"' to give each copy its own key. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "analytics_plugin.h"
+
+#ifndef KEY
+#define KEY "Isolated"
+#endif
+
+struct ah_instance { int fd; char marker[512]; };
+
+static int contains(const char *text, size_t len, const char *needle) {
+    size_t n = strlen(needle), i;
+    for (i = 0; i + n <= len; i++)
+        if (memcmp(text + i, needle, n) == 0) return 1;
+    return 0;
+}
+
+/* Copies the string value of "key" in the settings text into out (no escapes expected). */
+static void setting(const char *settings, size_t len, const char *key, char *out, size_t cap) {
+    size_t k = strlen(key), i, j = 0;
+    out[0] = 0;
+    for (i = 0; i + k + 1 < len; i++) {
+        if (memcmp(settings + i, key, k) == 0 && settings[i + k] == '"') {
+            for (i += k + 1; i < len && settings[i] != '"' && j + 1 < cap; i++) out[j++] = settings[i];
+            out[j] = 0;
+            return;
+        }
+    }
+}
+
+static void probe(ah_instance *self) {
+    char line[8192], target[256], path[300];
+    size_t used = 0;
+    struct rlimit as;
+    struct dirent *entry;
+    DIR *dir = opendir("/proc/self/fd");
+    used += (size_t)snprintf(line + used, sizeof line - used, "{\"fds\":\"");
+    while (dir && (entry = readdir(dir)) != NULL && used < sizeof line - 600) {
+        ssize_t n;
+        if (entry->d_name[0] == '.' || atoi(entry->d_name) == dirfd(dir)) continue;
+        snprintf(path, sizeof path, "/proc/self/fd/%s", entry->d_name);
+        n = readlink(path, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = 0;
+        used += (size_t)snprintf(line + used, sizeof line - used, "%s=%s ", entry->d_name, target);
+    }
+    if (dir) closedir(dir);
+    getrlimit(RLIMIT_AS, &as);
+    used += (size_t)snprintf(line + used, sizeof line - used, "\",\"nnp\":%d,\"as\":%lld}\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
+                             as.rlim_cur == RLIM_INFINITY ? -1LL : (long long)as.rlim_cur);
+    if (self->fd >= 0 && write(self->fd, line, used) != (ssize_t)used) { /* nothing to do */ }
+}
+
+static ah_status event(ah_instance *self, const char *json, size_t len, char *err, size_t cap) {
+    (void)err; (void)cap;
+    if (contains(json, len, "\"event\":\"Probe\"")) { probe(self); return AH_OK; }
+    if (contains(json, len, "\"event\":\"Crash\"")) {
+        volatile int *nowhere = NULL;
+        *nowhere = 1;
+    }
+    if (contains(json, len, "\"event\":\"Hang\"") && access(self->marker, F_OK) != 0) {
+        int m = open(self->marker, O_WRONLY | O_CREAT, 0644);
+        if (m >= 0) close(m);
+        for (;;) pause();
+    }
+    if (contains(json, len, "\"event\":\"Allocate\"")) {
+        for (;;) {
+            char *block = malloc(1 << 20);
+            if (block == NULL) { volatile char *nowhere = NULL; *nowhere = 1; }
+            else memset(block, 1, 1 << 20);
+        }
+    }
+    if (self->fd >= 0) {
+        char *line = malloc(len + 1);
+        if (!line) return AH_ERR_RETRYABLE;
+        memcpy(line, json, len);
+        line[len] = '\n';
+        if (write(self->fd, line, len + 1) != (ssize_t)(len + 1)) { free(line); return AH_ERR_RETRYABLE; }
+        free(line);
+    }
+    return AH_OK;
+}
+
+static void destroy(ah_instance *self) {
+    if (self->fd >= 0) close(self->fd);
+    free(self);
+}
+
+static ah_instance *create(const ah_host *host, const char *settings, size_t len, char *err, size_t cap) {
+    char path[512];
+    ah_instance *self;
+    (void)host; (void)err; (void)cap;
+    if (contains(settings, len, "\"crash_in_create\":true")) abort();
+    self = (ah_instance *)malloc(sizeof *self);
+    if (!self) return NULL;
+    setting(settings, len, "\"path\":", path, sizeof path);
+    setting(settings, len, "\"marker\":", self->marker, sizeof self->marker);
+    self->fd = path[0] ? open(path, O_WRONLY | O_APPEND | O_CREAT, 0644) : -1;
+    return self;
+}
+
+static const ah_hooks hooks = { sizeof(ah_hooks), event, event, event, event, event, NULL, NULL, NULL, destroy, NULL };
+static const ah_integration integration = {
+    sizeof(ah_integration), AH_ABI_VERSION, KEY, "1.0.0", AH_LANGUAGE_C, NULL, create, &hooks, NULL,
+};
+
+AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {
+    (void)host_abi_version; (void)err; (void)cap;
+    return &integration;
+}
