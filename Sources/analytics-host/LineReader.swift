@@ -82,7 +82,12 @@ struct LineReader: ~Copyable {
                 var lineEnd = end
                 if buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }  // a last line without "\n" loses its "\r" too
                 lineNumber += 1
-                body(.text(UnsafeBufferPointer(start: buffer + start, count: lineEnd - start)))
+                if lineEnd - start > maximumLineBytes {
+                    // The one byte of slack above was not a "\r": the last line is one over the limit.
+                    body(.tooLong(bytes: lineEnd - start))
+                } else {
+                    body(.text(UnsafeBufferPointer(start: buffer + start, count: lineEnd - start)))
+                }
                 start = end; scanned = end
                 return true
             }
