@@ -21,7 +21,7 @@ import AnalyticsIntegration
 import Foundation
 
 /// The integration: counts by call type, track event name and screen name.
-public final class Metrics: Integration {
+public final class Metrics: Integration, EventHooks, ResetHook, FlushHook, SettingsHook, LifecycleHook {
     public static let key = "Metrics"
     public static let version = "1.0.0"
 

@@ -30,7 +30,7 @@ import AnalyticsIntegration
 import Foundation
 
 /// The integration: one instance per configured "Webhooks" destination.
-public final class Webhooks: Integration {
+public final class Webhooks: Integration, EventHooks, SettingsHook {
     public static let key = "Webhooks"
     public static let version = "1.0.0"
 

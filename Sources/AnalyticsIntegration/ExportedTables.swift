@@ -1,7 +1,9 @@
 import CAnalyticsABI
 
 /// The library's one `ah_integration` and its `ah_hooks`, allocated on the first entry call and
-/// never freed: the host keeps pointers into them for the life of the process.
+/// never freed: the host keeps pointers into them for the life of the process. A hook is filled
+/// only when the type conforms to its protocol (IntegrationHooks.swift); the others stay NULL,
+/// which the ABI defines as a successful no-op the host does not call.
 ///
 /// The C hooks cannot capture the integration's type, so it is recorded here once; `create`
 /// reads it back. Each plugin library links its own copy of this module, so each has its own
@@ -28,9 +30,16 @@ enum ExportedTables {
             let hooks = UnsafeMutablePointer<ah_hooks>.allocate(capacity: 1)
             hooks.initialize(to: ah_hooks(
                 size: UInt32(MemoryLayout<ah_hooks>.size),
-                identify: hookIdentify, track: hookTrack, screen: hookScreen, group: hookGroup, alias: hookAlias,
-                reset: hookReset, flush: hookFlush, update: hookUpdate, destroy: hookDestroy,
-                lifecycle: hookLifecycle))
+                identify: T.self is any IdentifyHook.Type ? hookIdentify : nil,
+                track: T.self is any TrackHook.Type ? hookTrack : nil,
+                screen: T.self is any ScreenHook.Type ? hookScreen : nil,
+                group: T.self is any GroupHook.Type ? hookGroup : nil,
+                alias: T.self is any AliasHook.Type ? hookAlias : nil,
+                reset: T.self is any ResetHook.Type ? hookReset : nil,
+                flush: T.self is any FlushHook.Type ? hookFlush : nil,
+                update: T.self is any SettingsHook.Type ? hookUpdate : nil,
+                destroy: hookDestroy,
+                lifecycle: T.self is any LifecycleHook.Type ? hookLifecycle : nil))
             let integration = UnsafeMutablePointer<ah_integration>.allocate(capacity: 1)
             integration.initialize(to: ah_integration(
                 size: UInt32(MemoryLayout<ah_integration>.size),

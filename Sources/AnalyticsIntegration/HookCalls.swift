@@ -61,7 +61,7 @@ func hookTrack(_ self_: OpaquePointer, _ json: UnsafePointer<CChar>, _ length: I
                _ err: UnsafeMutablePointer<CChar>, _ errCapacity: Int) -> ah_status {
     let instance = IntegrationInstance.from(self_)
     return HookCalls.run(err, errCapacity) {
-        try instance.integration.track(TrackEvent(HookCalls.event(json, length, hook: "track") { $0 == .track }))
+        try instance.track!.track(TrackEvent(HookCalls.event(json, length, hook: "track") { $0 == .track }))
     }
 }
 
@@ -69,7 +69,7 @@ func hookIdentify(_ self_: OpaquePointer, _ json: UnsafePointer<CChar>, _ length
                   _ err: UnsafeMutablePointer<CChar>, _ errCapacity: Int) -> ah_status {
     let instance = IntegrationInstance.from(self_)
     return HookCalls.run(err, errCapacity) {
-        try instance.integration.identify(IdentifyEvent(HookCalls.event(json, length, hook: "identify") { $0 == .identify }))
+        try instance.identify!.identify(IdentifyEvent(HookCalls.event(json, length, hook: "identify") { $0 == .identify }))
     }
 }
 
@@ -77,7 +77,7 @@ func hookScreen(_ self_: OpaquePointer, _ json: UnsafePointer<CChar>, _ length: 
                 _ err: UnsafeMutablePointer<CChar>, _ errCapacity: Int) -> ah_status {
     let instance = IntegrationInstance.from(self_)
     return HookCalls.run(err, errCapacity) {
-        try instance.integration.screen(ScreenEvent(HookCalls.event(json, length, hook: "screen") { $0 == .screen || $0 == .page }))
+        try instance.screen!.screen(ScreenEvent(HookCalls.event(json, length, hook: "screen") { $0 == .screen || $0 == .page }))
     }
 }
 
@@ -85,7 +85,7 @@ func hookGroup(_ self_: OpaquePointer, _ json: UnsafePointer<CChar>, _ length: I
                _ err: UnsafeMutablePointer<CChar>, _ errCapacity: Int) -> ah_status {
     let instance = IntegrationInstance.from(self_)
     return HookCalls.run(err, errCapacity) {
-        try instance.integration.group(GroupEvent(HookCalls.event(json, length, hook: "group") { $0 == .group }))
+        try instance.group!.group(GroupEvent(HookCalls.event(json, length, hook: "group") { $0 == .group }))
     }
 }
 
@@ -93,18 +93,18 @@ func hookAlias(_ self_: OpaquePointer, _ json: UnsafePointer<CChar>, _ length: I
                _ err: UnsafeMutablePointer<CChar>, _ errCapacity: Int) -> ah_status {
     let instance = IntegrationInstance.from(self_)
     return HookCalls.run(err, errCapacity) {
-        try instance.integration.alias(AliasEvent(HookCalls.event(json, length, hook: "alias") { $0 == .alias }))
+        try instance.alias!.alias(AliasEvent(HookCalls.event(json, length, hook: "alias") { $0 == .alias }))
     }
 }
 
 func hookReset(_ self_: OpaquePointer, _ err: UnsafeMutablePointer<CChar>, _ errCapacity: Int) -> ah_status {
     let instance = IntegrationInstance.from(self_)
-    return HookCalls.run(err, errCapacity) { try instance.integration.reset() }
+    return HookCalls.run(err, errCapacity) { try instance.reset!.reset() }
 }
 
 func hookFlush(_ self_: OpaquePointer, _ err: UnsafeMutablePointer<CChar>, _ errCapacity: Int) -> ah_status {
     let instance = IntegrationInstance.from(self_)
-    return HookCalls.run(err, errCapacity) { try instance.integration.flush() }
+    return HookCalls.run(err, errCapacity) { try instance.flush!.flush() }
 }
 
 func hookUpdate(_ self_: OpaquePointer, _ settings: UnsafePointer<CChar>, _ length: Int, _ kind: Int32,
@@ -112,7 +112,7 @@ func hookUpdate(_ self_: OpaquePointer, _ settings: UnsafePointer<CChar>, _ leng
     let instance = IntegrationInstance.from(self_)
     return HookCalls.run(err, errCapacity) {
         let object = try HookCalls.object(settings, length, what: "the new settings")
-        try instance.integration.update(settings: object, type: kind == Int32(AH_UPDATE_INITIAL) ? .initial : .refresh)
+        try instance.settings!.update(settings: object, type: kind == Int32(AH_UPDATE_INITIAL) ? .initial : .refresh)
     }
 }
 
@@ -120,8 +120,8 @@ func hookLifecycle(_ self_: OpaquePointer, _ phase: Int32, _ err: UnsafeMutableP
     let instance = IntegrationInstance.from(self_)
     return HookCalls.run(err, errCapacity) {
         switch phase {
-        case Int32(AH_LIFECYCLE_STARTED): try instance.integration.started()
-        case Int32(AH_LIFECYCLE_STOPPING): try instance.integration.stopping()
+        case Int32(AH_LIFECYCLE_STARTED): try instance.lifecycle!.started()
+        case Int32(AH_LIFECYCLE_STOPPING): try instance.lifecycle!.stopping()
         default: break  // a phase from a newer minor: nothing to do
         }
     }

@@ -2,7 +2,9 @@
 
 /// A device-mode destination written in Swift, built as its own shared library.
 ///
-/// Write ONE final class conforming to this protocol and ONE export line (see ``IntegrationExport``);
+/// Write ONE final class conforming to this protocol and to the hook protocols of the calls it
+/// handles (``TrackHook``, ``FlushHook``… in IntegrationHooks.swift), and ONE export line (see
+/// ``IntegrationExport``);
 /// this module does the C side: the static `ah_integration`/`ah_hooks` tables, the toolchain
 /// declaration, decoding event JSON into typed views, and turning thrown errors into statuses.
 ///
@@ -23,35 +25,4 @@ public protocol Integration: AnyObject {
     /// Creates an instance from its settings (the object under `integrations[key]`, `{}` when
     /// none). Throwing refuses the instance; the message names the bad setting.
     init(settings: JSONObject, host: IntegrationHost) throws
-
-    func track(_ event: TrackEvent) throws
-    func identify(_ event: IdentifyEvent) throws
-    /// Screen calls, and `page` calls from web-style sources.
-    func screen(_ event: ScreenEvent) throws
-    func group(_ event: GroupEvent) throws
-    func alias(_ event: AliasEvent) throws
-    /// The user logged out: forget per-user state.
-    func reset() throws
-    /// Deliver what is buffered and make it durable before returning.
-    func flush() throws
-    /// New settings for this integration; `.initial` the first time after `init`, then `.refresh`.
-    func update(settings: JSONObject, type: UpdateType) throws
-    /// The host finished starting.
-    func started() throws
-    /// The host begins to stop; `flush` and the end of the instance follow.
-    func stopping() throws
-}
-
-/// Every hook is optional: an integration implements only what it needs.
-extension Integration {
-    public func track(_ event: TrackEvent) throws {}
-    public func identify(_ event: IdentifyEvent) throws {}
-    public func screen(_ event: ScreenEvent) throws {}
-    public func group(_ event: GroupEvent) throws {}
-    public func alias(_ event: AliasEvent) throws {}
-    public func reset() throws {}
-    public func flush() throws {}
-    public func update(settings: JSONObject, type: UpdateType) throws {}
-    public func started() throws {}
-    public func stopping() throws {}
 }

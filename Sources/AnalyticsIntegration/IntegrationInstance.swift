@@ -2,13 +2,34 @@ import CAnalyticsABI
 
 /// What an `ah_instance *` points at: the integration object and the host it was given. Retained
 /// once by `create`, released by `destroy` (which runs the integration's `deinit`).
+///
+/// The hook views are cast once here, not per call: a hook's C function exists in the table only
+/// when the type conforms (see ``ExportedTables``), so its view is non-nil whenever it is called.
 final class IntegrationInstance {
     let integration: any Integration
     let host: IntegrationHost
+    let track: (any TrackHook)?
+    let identify: (any IdentifyHook)?
+    let screen: (any ScreenHook)?
+    let group: (any GroupHook)?
+    let alias: (any AliasHook)?
+    let reset: (any ResetHook)?
+    let flush: (any FlushHook)?
+    let settings: (any SettingsHook)?
+    let lifecycle: (any LifecycleHook)?
 
     init(integration: any Integration, host: IntegrationHost) {
         self.integration = integration
         self.host = host
+        track = integration as? any TrackHook
+        identify = integration as? any IdentifyHook
+        screen = integration as? any ScreenHook
+        group = integration as? any GroupHook
+        alias = integration as? any AliasHook
+        reset = integration as? any ResetHook
+        flush = integration as? any FlushHook
+        settings = integration as? any SettingsHook
+        lifecycle = integration as? any LifecycleHook
     }
 
     var opaque: OpaquePointer { OpaquePointer(Unmanaged.passRetained(self).toOpaque()) }

@@ -45,8 +45,9 @@ enum Summary {
         offered: this run's events for the destination, each counted in one of the next columns (for Segment.io
         with its backlog from earlier runs added); delivered: accepted by it (a library's call returned OK;
         Segment.io: uploaded and accepted by the server); dropped: by filters, destination middleware or a full
-        queue; skipped: not sent to it (the integrations option, the tracking plan); failed: will never be delivered
-        (refused by the server or the library, or not stored: a full disk); queued: kept on disk for a later run;
+        queue; skipped: not sent to it (the integrations option, the tracking plan, a library with no hook for
+        that call); failed: will never be delivered (refused by the server or the library, or not stored: a full
+        disk); queued: kept on disk for a later run;
         abandoned: never delivered because the destination hung (a call that did not return within --hook-timeout;
         not kept). A destination may use only part of what it accepts (File's "types" setting writes only those
         types): it says so in its own log line.

@@ -175,9 +175,13 @@ enum HostBinary {
         #expect(listed.stdout.contains("role       destination (created when the settings' integrations name \"Hello\")"))
         try #"{"integrations":{"Hello":{}}}"#.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
         let run = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", dir, "--storage", dir + "/s"],
-                                     stdin: #"{"type":"track","event":"A"}"# + "\n" + #"{"type":"track","event":"B"}"#, in: dir)
+                                     stdin: #"{"type":"track","event":"A"}"# + "\n" + #"{"type":"identify","userId":"u"}"# + "\n"
+                                        + #"{"type":"track","event":"B"}"#, in: dir)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("hello: 2 track calls so far"))
+        // Hello has no identify hook: that call is never queued for it and the summary says skipped.
+        let row = (run.stdout + run.stderr).split(separator: "\n").first { $0.hasPrefix("Hello ") }?.split(separator: " ").map(String.init)
+        #expect(row.map { Array($0.dropFirst().prefix(4)) } == ["3", "2", "0", "1"], "\(run.stdout)\(run.stderr)")
     }
 
     @Test func checkSettingsNamesEachProblemByPath() throws {

@@ -57,6 +57,8 @@ import Testing
         #expect(listed.status == 0, "\(listed.stdout)\(listed.stderr)")
         let entry = try JSON(parsing: listed.stdout)["libraries"]?.arrayValue?.first
         #expect(entry?["key"] == "Tally" && entry?["language"] == "swift" && entry?["status"] == "loaded")
+        // Tally conforms to TrackHook and FlushHook only: the listing names those (and destroy).
+        #expect(entry?["hooks"] == .array(["track", "flush", "destroy"]), "\(listed.stdout)")
 
         try #"{"integrations":{"Tally":{}}}"#.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
         let events = (1...3).map { #"{"type":"track","event":"E\#($0)","userId":"u"}"# }.joined(separator: "\n") + "\n"

@@ -44,6 +44,22 @@ public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, S
         client.withLock { $0 = Client(analytics: WeakAnalytics(analytics), stats: stats) }
     }
 
+    /// The library has no hook for this kind of event and nothing in this destination's own
+    /// timeline but its filters could see it: fan-out counts it as skipped instead of queueing a call that would
+    /// do nothing (an integration declares its hooks; a NULL hook is a no-op by the ABI).
+    func ignores(_ type: EventType) -> Bool {
+        let hooks = integration.library.info.hooks
+        let hook: NativeHooks
+        switch type {
+        case .track: hook = .track
+        case .identify: hook = .identify
+        case .screen, .page: hook = .screen
+        case .group: hook = .group
+        case .alias: hook = .alias
+        }
+        return !hooks.contains(hook) && timeline.onlyFilters
+    }
+
     public func execute(_ event: Event) -> Event? {
         startIfNeeded()
         unflushed = true

@@ -197,6 +197,7 @@ public final class Timeline: @unchecked Sendable {
                 let key = worker.destination.key
                 let wanted = s.enabled[i] && IntegrationsOption.isEnabled(key, in: options)
                     && (planned?.allows(event: name, destination: key) ?? true)
+                    && !((worker.destination as? NativeDestination)?.ignores(enriched.type) ?? false)
                 // A worker stopping under a stale snapshot has left the timeline: as if skipped.
                 if !(wanted && worker.submit(.event(enriched))) {
                     worker.stats._skipped.wrappingAdd(1, ordering: .relaxed)
@@ -250,6 +251,15 @@ public final class Timeline: @unchecked Sendable {
             current = next
         }
         return current
+    }
+
+    /// Nothing in this timeline but destination filters (which only keep or drop): an event the
+    /// destination itself ignores would have no effect here.
+    var onlyFilters: Bool {
+        stages.withLock { s in
+            s.before.allSatisfy { $0 is DestinationFilterPlugin } && s.enrichment.allSatisfy { $0 is DestinationFilterPlugin }
+                && s.after.allSatisfy { $0 is DestinationFilterPlugin }
+        }
     }
 
     /// A destination's own trip: its before and enrichment plugins, the destination, its after

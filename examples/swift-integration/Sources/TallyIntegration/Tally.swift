@@ -2,7 +2,9 @@ import AnalyticsIntegration
 
 /// A destination that counts track calls and logs the count on every flush: the smallest useful
 /// integration. It is created when the settings name its key: `"integrations": {"Tally": {}}`.
-public final class Tally: Integration {
+/// It adopts `TrackHook` and `FlushHook`, so those are the only calls it receives (and the hooks
+/// `analytics-host plugins` lists for it); add `IdentifyHook` & co. for more.
+public final class Tally: Integration, TrackHook, FlushHook {
     public static let key = "Tally"
     public static let version = "1.0.0"
 

@@ -1,0 +1,64 @@
+/// The hooks a Swift integration can implement, one protocol each.
+///
+/// A type conforms to the protocols of the hooks it implements, and only those: the kit fills the
+/// matching `ah_hooks` entries and leaves the others NULL, so the host never calls an empty hook
+/// (no per-event cost) and `analytics-host plugins` lists exactly what the integration handles.
+/// This is analytics-ios's `@optional` integration methods, made checkable: a Swift protocol's
+/// default implementation cannot be told apart from an override, a conformance can.
+///
+/// A method named like a hook on a type that does not conform to that hook's protocol is never
+/// called; `analytics-host plugins` shows the hooks a library declares, which makes the slip easy
+/// to see.
+///
+/// Threads and errors: as for ``Integration`` — one call at a time per instance, in order; throw
+/// ``IntegrationError/retryable(_:)`` to be called again later.
+public protocol TrackHook: Integration {
+    func track(_ event: TrackEvent) throws
+}
+
+public protocol IdentifyHook: Integration {
+    func identify(_ event: IdentifyEvent) throws
+}
+
+public protocol ScreenHook: Integration {
+    /// Screen calls, and `page` calls from web-style sources.
+    func screen(_ event: ScreenEvent) throws
+}
+
+public protocol GroupHook: Integration {
+    func group(_ event: GroupEvent) throws
+}
+
+public protocol AliasHook: Integration {
+    func alias(_ event: AliasEvent) throws
+}
+
+/// The user logged out: forget per-user state.
+public protocol ResetHook: Integration {
+    func reset() throws
+}
+
+/// Deliver what is buffered and make it durable before returning.
+public protocol FlushHook: Integration {
+    func flush() throws
+}
+
+/// New settings for this integration; `.initial` the first time after `init`, then `.refresh`.
+public protocol SettingsHook: Integration {
+    func update(settings: JSONObject, type: UpdateType) throws
+}
+
+/// The host's lifecycle: it finished starting, and it begins to stop (`flush` and the end of the
+/// instance follow). Implement either or both; the other does nothing.
+public protocol LifecycleHook: Integration {
+    func started() throws
+    func stopping() throws
+}
+
+extension LifecycleHook {
+    public func started() throws {}
+    public func stopping() throws {}
+}
+
+/// Every event hook: a destination that forwards all five kinds of call.
+public typealias EventHooks = TrackHook & IdentifyHook & ScreenHook & GroupHook & AliasHook
