@@ -33,7 +33,14 @@ public struct Event: Sendable {
     /// The payload as JSON text; computed once for all unchanged copies that share an encoding.
     public var serializedBytes: [UInt8] {
         guard let encoding else { return payload.serializedBytes() }
-        return encoding.bytes { payload.serializedBytes() }
+        return encoding.bytes(of: payload)
+    }
+
+    /// An edited copy of `original` (a destination filter's result): when the original's text is
+    /// already known, this copy's text is written from it, copying every unchanged member.
+    mutating func deriveEncoding(from original: Event) {
+        guard let text = original.encoding?.computedText else { return }
+        encoding = SharedEncoding.make(derivedFrom: original.payload, text: text)
     }
 
     /// Lets every copy made from now on share one encoding, computed by whichever needs it first

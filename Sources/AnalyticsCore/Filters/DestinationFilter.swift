@@ -68,6 +68,8 @@ public struct DestinationFilter: Sendable {
         else {
             return .dropped(reason: "filter rules removed the event's type or replaced it with an unknown one")
         }
-        return .kept(Event(type: type, payload: payload))
+        var edited = Event(type: type, payload: payload)
+        edited.deriveEncoding(from: event)
+        return .kept(edited)
     }
 }
