@@ -18,6 +18,23 @@ import Testing
         #expect(throws: GzipError.self) { try Gzip.decompress(packed, limit: 100) }
     }
 
+    /// The upload path compresses the batch and its per-attempt tail as pieces, into a buffer
+    /// the compressor keeps: the result is the gzip of the whole body, every time.
+    @Test func compressedBodyIsTheGzipOfTheBody() throws {
+        let z = GzipCompressor()
+        var spare: [UInt8] = Array(repeating: 0x7A, count: 3 << 20)  // an earlier, larger batch's storage
+        for round in 0..<3 {
+            var b = BatchBuilder(writeKey: "k", reusing: &spare)
+            #expect(spare.isEmpty)
+            for i in 0..<(round == 1 ? 2_000 : 3) { #expect(try b.append(Array(#"{"n":\#(i),"r":\#(round)}"#.utf8))) }
+            let batch = b.finish()
+            let sentAt = "2026-11-22T10:00:00.12\(round)Z"
+            #expect(try Gzip.decompress(try batch.compressedBody(with: z, sentAt: sentAt)) == batch.body(sentAt: sentAt))
+            spare = batch.head
+        }
+        #expect(try Gzip.decompress(try z.compress(pieces: [])) == [])
+    }
+
     @Test func bodyIsTheEnvelopeAroundTheEventBytes() throws {
         var b = BatchBuilder(writeKey: "key\"1")
         #expect(try b.append(Array(#"{"a":1}"#.utf8)))

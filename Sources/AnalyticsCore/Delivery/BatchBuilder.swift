@@ -19,6 +19,21 @@ public struct UploadBatch: Sendable, Equatable {
         return out
     }
 
+    /// ``body(sentAt:)`` gzip-compressed, without building the uncompressed body first.
+    func compressedBody(with compressor: GzipCompressor, sentAt: String = ISOTimestamp.now()) throws(GzipError) -> [UInt8] {
+        var stamp = sentAt
+        let result = head.withUnsafeBytes { head in
+            BatchBuilder.sentAtOpen.withUnsafeBytes { open in
+                stamp.withUTF8 { stamp in
+                    keyTail.withUnsafeBytes { tail in
+                        Result { () throws(GzipError) in try compressor.compress(pieces: [head, open, UnsafeRawBufferPointer(stamp), tail]) }
+                    }
+                }
+            }
+        }
+        return try result.get()
+    }
+
     /// Size of the body: the batch limits apply to this number.
     public var bodySize: Int { head.count + BatchBuilder.sentAtOpen.count + 24 + keyTail.count }
 }
@@ -48,6 +63,30 @@ public struct BatchBuilder: Sendable {
         self.maxEventBytes = maxEventBytes
         self.head = BatchBuilder.batchOpen
         self.head.reserveCapacity(min(maxBytes, 1 << 20))
+    }
+
+    /// A builder that writes into `buffer`'s storage (an earlier batch's, no longer used): an
+    /// upload thread keeps filling the same pages instead of fresh ones per batch.
+    init(writeKey: String, reusing buffer: inout [UInt8]) {
+        var head: [UInt8] = []
+        swap(&head, &buffer)
+        self.init(writeKey: writeKey, maxBytes: BatchLimits.maxBatchBytes, maxEvents: BatchLimits.maxBatchEvents,
+                  maxEventBytes: BatchLimits.maxEventBytes, head: head)
+    }
+
+    private init(writeKey: String, maxBytes: Int, maxEvents: Int, maxEventBytes: Int, head buffer: consuming [UInt8]) {
+        var tail = Array(#"","writeKey":"#.utf8)
+        JSON.string(writeKey).write(to: &tail)
+        tail.append(UInt8(ascii: "}"))
+        self.keyTail = tail
+        self.maxBytes = maxBytes
+        self.maxEvents = max(1, maxEvents)
+        self.maxEventBytes = maxEventBytes
+        var head = consume buffer
+        head.removeAll(keepingCapacity: true)
+        head.append(contentsOf: BatchBuilder.batchOpen)
+        if head.capacity < min(maxBytes, 1 << 20) { head.reserveCapacity(min(maxBytes, 1 << 20)) }
+        self.head = head
     }
 
     public var isEmpty: Bool { count == 0 }
@@ -87,7 +126,6 @@ public struct BatchBuilder: Sendable {
     public mutating func finish() -> UploadBatch {
         let batch = UploadBatch(head: head, keyTail: keyTail, eventCount: count)
         head = BatchBuilder.batchOpen
-        head.reserveCapacity(min(maxBytes, 1 << 20))
         count = 0
         return batch
     }

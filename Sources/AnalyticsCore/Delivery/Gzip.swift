@@ -23,12 +23,24 @@ public final class GzipCompressor {
         self.level = max(1, min(9, level))
     }
 
+
+    /// Output space kept between calls (an upload body compresses into the same pages every
+    /// time instead of fresh, zero-filled ones).
+    private var scratch: UnsafeMutableRawBufferPointer?
+
     deinit {
         if ready { deflateEnd(&stream) }
+        scratch?.deallocate()
     }
 
     /// Compresses `input` into a complete gzip member.
     public func compress(_ input: UnsafeRawBufferPointer) throws(GzipError) -> [UInt8] {
+        try compress(pieces: [input])
+    }
+
+    /// Compresses the concatenation of `pieces` into one gzip member, without joining them first
+    /// (an upload body is its events plus a per-attempt tail).
+    public func compress(pieces: [UnsafeRawBufferPointer]) throws(GzipError) -> [UInt8] {
         if !ready {
             // windowBits 15 + 16 asks zlib for a gzip header and trailer instead of a zlib one.
             let rc = deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
@@ -38,25 +50,31 @@ public final class GzipCompressor {
         } else {
             deflateReset(&stream)
         }
-        let bound = Int(deflateBound(&stream, uLong(input.count))) + 32
-        var output = [UInt8](repeating: 0, count: bound)
-        var produced = 0
-        var rc: Int32 = Z_OK
-        output.withUnsafeMutableBufferPointer { out in
-            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
-            stream.avail_in = uInt(input.count)
-            stream.next_out = out.baseAddress
-            stream.avail_out = uInt(out.count)
-            rc = deflate(&stream, Z_FINISH)
-            produced = out.count - Int(stream.avail_out)
-            stream.next_in = nil
-            stream.next_out = nil
+        let total = pieces.reduce(0) { $0 + $1.count }
+        // deflateBound covers one call; each extra piece may add a flush marker's worth of bytes.
+        let bound = Int(deflateBound(&stream, uLong(total))) + 32 + 8 * pieces.count
+        if (scratch?.count ?? 0) < bound {
+            scratch?.deallocate()
+            scratch = .allocate(byteCount: bound, alignment: 16)
         }
+        let out = scratch!
+        stream.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.avail_out = uInt(bound)
+        var rc: Int32 = Z_OK
+        for (i, piece) in pieces.enumerated() {
+            stream.next_in = UnsafeMutablePointer(mutating: piece.baseAddress?.assumingMemoryBound(to: Bytef.self))
+            stream.avail_in = uInt(piece.count)
+            rc = deflate(&stream, i == pieces.count - 1 ? Z_FINISH : Z_NO_FLUSH)
+            if rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR { break }
+        }
+        if pieces.isEmpty { rc = deflate(&stream, Z_FINISH) }
+        let produced = bound - Int(stream.avail_out)
+        stream.next_in = nil
+        stream.next_out = nil
         guard rc == Z_STREAM_END else {
             throw GzipError(operation: "deflate", code: rc, detail: "output bound too small or stream error")
         }
-        output.removeSubrange(produced...)
-        return output
+        return [UInt8](UnsafeRawBufferPointer(start: out.baseAddress, count: produced))
     }
 
     public func compress(_ input: [UInt8]) throws(GzipError) -> [UInt8] {

@@ -202,6 +202,9 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
     /// Uploads batches until the queue is empty, a batch is deferred, or the loop stops.
     private func pass() -> PassEnd {
         var first = true
+        // The last batch's buffers, filled again by the next one (same pages, no fresh zeroed ones).
+        var spareHead: [UInt8] = []
+        var spareBytes: [UInt8] = []
         while true {
             if stopping.load(ordering: .acquiring) { return .stopped }
             if !first {
@@ -211,7 +214,7 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
                 control.condition.unlock()
             }
             first = false
-            var builder = BatchBuilder(writeKey: uploader.configuration.writeKey)
+            var builder = BatchBuilder(writeKey: uploader.configuration.writeKey, reusing: &spareHead)
             // Payload budget so that the finished body (framing, commas, sentAt, writeKey) fits.
             // At most half the disk cap: while one batch is out, callers waiting for room (batch
             // input at the cap) fill the other half, and the next batch is ready when it returns.
@@ -219,7 +222,7 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
                              queue.configuration.maxDiskBytes / 2)
             let batch: DurableQueue.Batch
             do {
-                batch = try queue.peekBatch(maxEvents: BatchLimits.maxBatchEvents, maxBytes: budget)
+                batch = try queue.peekBatch(maxEvents: BatchLimits.maxBatchEvents, maxBytes: budget, reusing: &spareBytes)
             } catch {
                 if case .closed = error { return .closed }
                 report(.storage("Segment.io: cannot read the upload queue: \(error)"))
@@ -260,6 +263,7 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
                 switch outcome.disposition {
                 case .delivered:
                     counters.uploaded(upload.eventCount)
+                    spareHead = upload.head
                 case .dropped:
                     counters.rejected(upload.eventCount)
                     report(.delivery("Segment.io: dropped a batch of \(upload.eventCount) events after \(outcome.attempts) attempt(s) to \(host): \(outcome.reason)"))
@@ -270,6 +274,7 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
             }
             do {
                 counters.removed(try queue.acknowledge(batch))
+                spareBytes = batch.recycledBytes
             } catch {
                 if case .closed = error { return .closed }
                 report(.storage("Segment.io: cannot remove an uploaded batch from the queue (it may be sent again): \(error)"))

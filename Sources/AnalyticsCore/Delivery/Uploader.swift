@@ -70,14 +70,16 @@ public final class Uploader: Sendable {
             ("User-Agent", config.userAgent),
             ("X-Retry-Count", String(retryCount)),
         ]
-        var body = batch.body()
+        let body: [UInt8]
         if config.compressionLevel > 0 {
             do {
-                body = try withCompressor(level: config.compressionLevel) { z throws(GzipError) in try z.compress(body) }
+                body = try withCompressor(level: config.compressionLevel) { z throws(GzipError) in try batch.compressedBody(with: z) }
             } catch {
                 return .failed(.compression(error.description))
             }
             headers.append(("Content-Encoding", "gzip"))
+        } else {
+            body = batch.body()
         }
         let request = HTTPRequest(method: "POST", url: url, headers: headers, body: body, timeout: config.requestTimeout)
         switch client.send(request) {

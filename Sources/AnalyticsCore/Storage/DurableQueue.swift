@@ -125,6 +125,16 @@ public final class DurableQueue: @unchecked Sendable {
         try perform { (engine) throws(QueueError) in try engine.peek(maxEvents: max(1, maxEvents), maxBytes: max(1, maxBytes)) }
     }
 
+    /// `peekBatch` into the storage of an earlier batch's bytes (`Batch.recycledBytes`), for a
+    /// reader that takes batch after batch.
+    func peekBatch(maxEvents: Int, maxBytes: Int, reusing buffer: inout [UInt8]) throws(QueueError) -> Batch {
+        var storage: [UInt8] = []
+        swap(&storage, &buffer)
+        return try perform { (engine) throws(QueueError) in
+            try engine.peek(maxEvents: max(1, maxEvents), maxBytes: max(1, maxBytes), reusing: &storage)
+        }
+    }
+
     /// Removes a delivered batch for good (persists the position after it). Returns how many
     /// events left the queue (fewer than the batch when the cap already removed some).
     @discardableResult

@@ -39,6 +39,9 @@ extension DurableQueue {
         public var endIndex: Int { bounds.count - 1 }
         public subscript(index: Int) -> ArraySlice<UInt8> { bytes[bounds[index]..<bounds[index + 1]] }
 
+        /// The batch's byte storage, for the next `peekBatch(…, reusing:)` once this batch is done.
+        var recycledBytes: [UInt8] { bytes }
+
         /// Total payload bytes in the batch.
         public var byteCount: Int { bytes.count }
 

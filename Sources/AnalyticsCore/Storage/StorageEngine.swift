@@ -561,11 +561,19 @@ final class StorageEngine {
     }
 
     func peek(maxEvents: Int, maxBytes: Int) throws(QueueError) -> DurableQueue.Batch {
+        var none: [UInt8] = []
+        return try peek(maxEvents: maxEvents, maxBytes: maxBytes, reusing: &none)
+    }
+
+    /// `peek` that fills `buffer`'s storage (taken; `buffer` is left empty).
+    func peek(maxEvents: Int, maxBytes: Int, reusing buffer: inout [UInt8]) throws(QueueError) -> DurableQueue.Batch {
         guard !isClosed else { throw .closed(path: directory) }
         normalizeAcknowledged()
         var start = acknowledged
         var position = start
         var bytes: [UInt8] = []
+        swap(&bytes, &buffer)
+        bytes.removeAll(keepingCapacity: true)
         var bounds = [0]
         var index = self.index(of: position.segment) ?? segments.count - 1
         reading: while bounds.count - 1 < maxEvents {
