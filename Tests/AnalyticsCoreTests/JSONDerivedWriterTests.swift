@@ -50,6 +50,21 @@ import Testing
                 == [#"[1, {"b": "}\""}]"#, "-1.5e3"])
     }
 
+    /// The client's context is written from its pre-encoded text; the derived writer steps over
+    /// it by that length instead of scanning it, and the result is still exact.
+    @Test func preEncodedContextIsSteppedOverExactly() throws {
+        var original = Self.original
+        let fragment = PreEncodedObject(original["context"]!.objectValue!)
+        original["context"] = .object(fragment.object)
+        PreEncodedObject.register(fragment)
+        let text = original.serializedBytes()
+        for (name, edit) in Self.edits {
+            var edited = original
+            edit(&edited)
+            #expect(edited.serializedBytes(derivedFrom: original, text: text) == edited.serializedBytes(), "\(name)")
+        }
+    }
+
     @Test func unreadableBaseTextFallsBackToAFullEncoding() {
         var edited = Self.original
         edited["big"] = nil

@@ -13,7 +13,10 @@ enum JSONMemberScanner {
         let valueEnd: Int
     }
 
-    static func members(of text: UnsafeBufferPointer<UInt8>) -> [Member]? {
+    /// `knownLength(i)`: the text length of member `i`'s value when the caller knows it (an
+    /// object whose text was copied from a pre-encoded fragment), so that long values are
+    /// stepped over instead of scanned; checked against the closing byte.
+    static func members(of text: UnsafeBufferPointer<UInt8>, knownLength: (Int) -> Int? = { _ in nil }) -> [Member]? {
         let n = text.count
         var i = skipSpace(text, 0)
         guard i < n, text[i] == UInt8(ascii: "{") else { return nil }
@@ -25,7 +28,14 @@ enum JSONMemberScanner {
             var j = skipSpace(text, keyEnd)
             guard j < n, text[j] == UInt8(ascii: ":") else { return nil }
             j = skipSpace(text, j + 1)
-            guard let valueEnd = skipValue(text, j) else { return nil }
+            let valueEnd: Int
+            if let length = knownLength(members.count), j + length <= n, length > 0,
+               text[j] == UInt8(ascii: "{"), text[j + length - 1] == UInt8(ascii: "}") {
+                valueEnd = j + length
+            } else {
+                guard let end = skipValue(text, j) else { return nil }
+                valueEnd = end
+            }
             members.append(Member(start: i, valueStart: j, valueEnd: valueEnd))
             i = skipSpace(text, valueEnd)
             guard i < n else { return nil }

@@ -150,7 +150,14 @@ struct JSONWriter: ~Copyable {
     /// member. A destination filter that drops one property then costs a scan and a few copies,
     /// not a whole encoding. The result is byte for byte what `write(.object(new))` gives.
     mutating func object(_ new: JSONObject, derivedFrom old: JSONObject, text: UnsafeBufferPointer<UInt8>) {
-        guard !numbersByValue, let ranges = JSONMemberScanner.members(of: text), ranges.count == old.count else {
+        let fragment = self.fragment
+        let ranges = old.storage.withUnsafeBufferPointer { previous in
+            JSONMemberScanner.members(of: text) { i in
+                guard let fragment, i < previous.count, case .object(let o) = previous[i].value, fragment.matches(o) else { return nil }
+                return fragment.bytes.count
+            }
+        }
+        guard !numbersByValue, let ranges, ranges.count == old.count else {
             object(new)
             return
         }
