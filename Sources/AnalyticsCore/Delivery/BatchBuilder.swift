@@ -54,15 +54,7 @@ public struct BatchBuilder: Sendable {
 
     public init(writeKey: String, maxBytes: Int = BatchLimits.maxBatchBytes,
                 maxEvents: Int = BatchLimits.maxBatchEvents, maxEventBytes: Int = BatchLimits.maxEventBytes) {
-        var tail = Array(#"","writeKey":"#.utf8)
-        JSON.string(writeKey).write(to: &tail)
-        tail.append(UInt8(ascii: "}"))
-        self.keyTail = tail
-        self.maxBytes = maxBytes
-        self.maxEvents = max(1, maxEvents)
-        self.maxEventBytes = maxEventBytes
-        self.head = BatchBuilder.batchOpen
-        self.head.reserveCapacity(min(maxBytes, 1 << 20))
+        self.init(writeKey: writeKey, maxBytes: maxBytes, maxEvents: maxEvents, maxEventBytes: maxEventBytes, head: [])
     }
 
     /// A builder that writes into `buffer`'s storage (an earlier batch's, no longer used): an

@@ -22,25 +22,14 @@ extension JSON {
                             originalText: UnsafeBufferPointer<UInt8>)
         -> Result<(object: JSONObject, unchanged: Bool)?, JSONParseError>
     {
-        var p = JSONByteParser(text)
-        do throws(JSONParseError) {
-            p.skipSpace()
-            let result: (object: JSONObject, unchanged: Bool)?
+        parseDocument(text) { (p) throws(JSONParseError) -> (object: JSONObject, unchanged: Bool)? in
             if p.pos < p.end, p.byte(p.pos) == UInt8(ascii: "{"), originalText.first == UInt8(ascii: "{") {
                 var reference = JSONDerivedReference(originalText, text: text)
                 let read = try p.parseObject(depth: 1, derivedFrom: original, reference: &reference)
-                result = read.value.objectValue.map { ($0, !read.changed) }
-            } else {
-                guard case .object(let o) = try p.parseValue(depth: 0) else { return .success(nil) }
-                result = (o, false)
+                return read.value.objectValue.map { ($0, !read.changed) }
             }
-            p.skipSpace()
-            if p.pos != p.end { throw p.fail("unexpected text after the value") }
-            return .success(result)
-        } catch {
-            var located = error
-            (located.line, located.column) = JSONParseError.locate(error.offset, in: text)
-            return .failure(located)
+            guard case .object(let o) = try p.parseValue(depth: 0) else { return nil }
+            return (o, false)
         }
     }
 }

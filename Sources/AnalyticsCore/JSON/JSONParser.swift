@@ -54,10 +54,17 @@ extension JSON {
     }
 
     static func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSON, JSONParseError> {
+        parseDocument(buffer) { (p) throws(JSONParseError) in try p.parseValue(depth: 0) }
+    }
+
+    /// One whole document: white space around `body`'s value and nothing after it; an error is
+    /// located by line and column.
+    static func parseDocument<T>(_ buffer: UnsafeBufferPointer<UInt8>,
+                                 _ body: (inout JSONByteParser) throws(JSONParseError) -> T) -> Result<T, JSONParseError> {
         var p = JSONByteParser(buffer)
         do throws(JSONParseError) {
             p.skipSpace()
-            let value = try p.parseValue(depth: 0)
+            let value = try body(&p)
             p.skipSpace()
             if p.pos != p.end { throw p.fail("unexpected text after the value") }
             return .success(value)
