@@ -86,6 +86,19 @@ import Testing
         #expect(lines(s.fileOutput).count == 3)
     }
 
+    @Test func aRetryableFailureIsRetriedInPlaceBeforeTheEventsBehindIt() throws {
+        let s = try start { $0.hookTimeout = 0.5 }
+        defer { FixtureBuilder.remove(s.dir) }
+        for name in ["One", "Flaky", "Two", "Three"] { s.analytics.track(name) }
+        #expect(s.analytics.flush())
+        #expect(s.analytics.shutdown())
+        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["One", "Flaky", "Two", "Three"],
+                "as in-process: the retry holds the events behind it")
+        let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
+        #expect((isolated.delivered, isolated.failed, isolated.restarts) == (4, 0, 0))
+        #expect(s.errors.messages.isEmpty, "\(s.errors.messages)")
+    }
+
     @Test func aLibraryThatCrashesOnEveryStartIsDisabledAfterNTriesAndReported() throws {
         let s = try start(isolatedSettings: ["crash_in_create": true]) {
             $0.isolation.maxCrashes = 3
@@ -245,10 +258,13 @@ import Testing
     }
 }
 
-/// Process mode serves destinations: under `--isolate` (every library) a library that only adds
-/// timeline plugins stays in-process and keeps working; asked for by name it is refused, with why.
+/// Under `--isolate` (every library) a library that only adds timeline plugins stays in-process and
+/// keeps working; asked for by name it runs in its own process, its plugins called across the
+/// boundary: a plugin that crashes or hangs its process costs one event its plugin (reported,
+/// the event goes on), and the plugin is back once the process restarted.
 @Suite struct IsolationScopeTests {
-    func start(_ isolation: IsolationConfiguration, settings: JSONObject, dir: String, errors: ErrorLog) throws -> Analytics {
+    func start(_ isolation: IsolationConfiguration, settings: JSONObject, dir: String, errors: ErrorLog,
+               configure: (inout Configuration) -> Void = { _ in }) throws -> Analytics {
         let plugins = dir + "/plugins"
         mkdir(plugins, 0o755)
         try FixtureBuilder.library("timeline_plugins", in: plugins)
@@ -261,6 +277,7 @@ import Testing
         config.isolation = isolation
         config.isolation.scanCacheFile = ""
         config.errorHandler = errors.handler
+        configure(&config)
         return Analytics(configuration: config)
     }
 
@@ -280,14 +297,61 @@ import Testing
         #expect(errors.messages.isEmpty, "\(errors.messages)")
     }
 
-    @Test func aTimelineLibraryAskedByNameIsRefusedWithTheReason() throws {
+    @Test func aTimelineLibraryAskedByNameRunsInItsOwnProcess() throws {
         let dir = try FixtureBuilder.makeDirectory()
         defer { FixtureBuilder.remove(dir) }
         let errors = ErrorLog()
-        let analytics = try start(IsolationConfiguration(byKey: ["Timeliner": .process]), settings: [:], dir: dir, errors: errors)
+        let analytics = try start(IsolationConfiguration(byKey: ["Timeliner": .process]), settings: ["Noop": [:]], dir: dir, errors: errors)
         #expect(analytics.isolatedLibraries.map(\.key) == ["Timeliner"])
+        #expect(analytics.timeline.plugins(of: .utility).contains { $0 is ProcessExtension })
+        // Its plugin is on the client's timeline as soon as the client exists, as in-process.
+        let plugin = try #require(analytics.timeline.plugins(of: .before).compactMap { $0 as? NativeTimelinePlugin }.first)
+        #expect(plugin.ownerKey == "Timeliner")
+        analytics.track("Drop")
+        analytics.track("Keep")
+        #expect(analytics.flush())
+        #expect(analytics.timeline.stats(forKey: "Noop")?.delivered == 1)
         #expect(analytics.shutdown())
-        #expect(errors.messages.contains { $0.contains("could not be created in process mode: \"Timeliner\" is not a destination") },
+        #expect(plugin.isReleased)
+        #expect(errors.messages.isEmpty, "\(errors.messages)")
+    }
+
+    @Test func aPluginThatCrashesItsProcessCostsOneEventItsPluginAndComesBack() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let errors = ErrorLog()
+        let analytics = try start(IsolationConfiguration(byKey: ["Timeliner": .process]), settings: ["Noop": [:]], dir: dir, errors: errors)
+        analytics.track("Drop")
+        analytics.track("PluginCrash")  // returns once the crash was handled: the event went on unchanged
+        #expect(analytics.flush(), "after the restart: the new process's create added the plugin again")
+        analytics.track("Drop")
+        analytics.track("Keep")
+        #expect(analytics.flush())
+        #expect(analytics.timeline.stats(forKey: "Noop")?.delivered == 2, "PluginCrash and Keep")
+        #expect(analytics.shutdown())
+        #expect(errors.messages.contains { $0.hasPrefix("plugin Timeliner: process failed: its process ended") && $0.hasSuffix("event passed on unchanged") },
+                "\(errors.messages)")
+        #expect(errors.messages.contains { $0.contains("(process-isolated) was killed by signal 11 (SIGSEGV) while running timeline plugin Timeliner") },
+                "\(errors.messages)")
+    }
+
+    @Test func aPluginThatHangsIsKilledAtTheDeadlineAndComesBack() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let errors = ErrorLog()
+        let analytics = try start(IsolationConfiguration(byKey: ["Timeliner": .process]), settings: ["Noop": [:]], dir: dir, errors: errors) {
+            $0.hookTimeout = 0.5
+        }
+        analytics.track("PluginHang")
+        #expect(analytics.flush())
+        analytics.track("Drop")
+        analytics.track("Keep")
+        #expect(analytics.flush())
+        #expect(analytics.timeline.stats(forKey: "Noop")?.delivered == 2, "PluginHang and Keep")
+        #expect(analytics.shutdown())
+        #expect(errors.messages.contains("plugin Timeliner: process failed: did not answer within 0.5 s; its process was killed; event passed on unchanged"),
+                "\(errors.messages)")
+        #expect(errors.messages.contains { $0.contains("was killed by signal 9 (SIGKILL) while running timeline plugin Timeliner, which did not answer within 0.5 s") },
                 "\(errors.messages)")
     }
 }

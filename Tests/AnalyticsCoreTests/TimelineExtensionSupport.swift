@@ -1,8 +1,11 @@
 import Foundation
+import Testing
 @testable import AnalyticsCore
 
 /// A client with loaded ABI 1.2 libraries (built from `Tests/Fixtures/timeline_plugins.c` with the
-/// given defines), in-process recording destinations, and every log line and error kept.
+/// given defines), in-process recording destinations, and every log line and error kept. With
+/// `mode: .process` each library runs in its own `analytics-plugin-runner`, as the user's
+/// `"isolation": "process"` makes it: the same tests then show that a library cannot tell.
 final class ExtensionClient: Sendable {
     let analytics: Analytics
     let errors: ErrorLog
@@ -20,7 +23,7 @@ final class ExtensionClient: Sendable {
 
     init(libraries: [Library], settings: JSONObject, recorders: [RecordingDestination] = [],
          factories: [IntegrationFactory] = [], pluginOptions: [String: JSONObject] = [:],
-         destinationMiddleware: [String: [Middleware]] = [:]) throws {
+         destinationMiddleware: [String: [Middleware]] = [:], mode: IsolationMode = .inProcess) throws {
         let directory = try FixtureBuilder.makeDirectory()
         self.directory = directory
         storage = directory + "/state"
@@ -28,7 +31,13 @@ final class ExtensionClient: Sendable {
         for library in libraries {
             let file = try library.source.map { try FixtureBuilder.plugin($0, in: directory, as: "lib\(library.name).so") }
                 ?? FixtureBuilder.library(library.fixture, in: directory, as: "lib\(library.name).so", defines: library.defines)
-            loaded.append(NativeIntegrationFactory(library: try PluginLoader().load(file: file)))
+            let library = try PluginLoader().load(file: file)
+            if mode == .process {
+                let runner = try #require(PluginRunnerLocator.find(), "analytics-plugin-runner is built next to the tests")
+                loaded.append(ProcessIntegrationFactory(info: library.info, runner: runner))
+            } else {
+                loaded.append(NativeIntegrationFactory(library: library))
+            }
         }
         let errors = ErrorLog()
         let logs = Locked<[String]>([])

@@ -50,9 +50,9 @@ import Testing
         #expect(c.analytics.shutdown())
     }
 
-    @Test func keepDropAndReplaceOnTheClientTimeline() throws {
+    @Test(arguments: [IsolationMode.inProcess, .process]) func keepDropAndReplaceOnTheClientTimeline(mode: IsolationMode) throws {
         let rec = RecordingDestination("Rec")
-        let c = try ExtensionClient(libraries: [Self.tl], settings: ["integrations": ["Rec": [:]]], recorders: [rec])
+        let c = try ExtensionClient(libraries: [Self.tl], settings: ["integrations": ["Rec": [:]]], recorders: [rec], mode: mode)
         c.analytics.track("Keep", properties: ["n": 1])
         c.analytics.track("Drop")
         c.analytics.track("Replace", properties: ["email": "a@b.c"])
@@ -64,13 +64,16 @@ import Testing
         #expect(c.errors.messages.isEmpty)
         let plugin = try #require(c.analytics.timeline.plugins(of: .before).compactMap { $0 as? NativeTimelinePlugin }.first)
         #expect(plugin.name == "Timeliner" && plugin.ownerKey == "Timeliner" && plugin.destinationKey == nil)
+        // In process mode the library's instance lives in its runner: the host never opened it.
+        let instance = try #require(c.analytics.timeline.plugins(of: .utility).first { ($0 as? ProcessExtension)?.key == "Timeliner" || ($0 as? NativeExtension)?.key == "Timeliner" })
+        #expect((instance is ProcessExtension) == (mode == .process))
         #expect(c.analytics.shutdown())
     }
 
-    @Test func aFailureIsReportedWithThePluginNameCountedAndTheEventGoesOn() throws {
+    @Test(arguments: [IsolationMode.inProcess, .process]) func aFailureIsReportedWithThePluginNameCountedAndTheEventGoesOn(mode: IsolationMode) throws {
         let rec = RecordingDestination("Rec")
         let c = try ExtensionClient(libraries: [ExtensionClient.Library(name: "t", defines: ["PNAME=\"redactor\""])],
-                                    settings: ["integrations": ["Rec": [:]]], recorders: [rec])
+                                    settings: ["integrations": ["Rec": [:]]], recorders: [rec], mode: mode)
         c.analytics.track("Fail")
         c.analytics.track("BadReplace")
         #expect(c.analytics.flush())
@@ -84,10 +87,10 @@ import Testing
         #expect(c.analytics.shutdown())
     }
 
-    @Test func aFailClosedPluginDropsTheEventItFailedOn() throws {
+    @Test(arguments: [IsolationMode.inProcess, .process]) func aFailClosedPluginDropsTheEventItFailedOn(mode: IsolationMode) throws {
         let rec = RecordingDestination("Rec")
         let c = try ExtensionClient(libraries: [ExtensionClient.Library(name: "t", defines: ["PFLAGS=AH_PLUGIN_FAIL_CLOSED"])],
-                                    settings: ["integrations": ["Rec": [:]]], recorders: [rec])
+                                    settings: ["integrations": ["Rec": [:]]], recorders: [rec], mode: mode)
         c.analytics.track("Fail")
         c.analytics.track("Keep")
         #expect(c.analytics.flush())
@@ -103,7 +106,7 @@ import Testing
         #expect(c.analytics.shutdown())
     }
 
-    @Test func aScopedPluginRunsInItsDestinationsTimelineAfterMiddlewareAndOnlyThere() throws {
+    @Test(arguments: [IsolationMode.inProcess, .process]) func aScopedPluginRunsInItsDestinationsTimelineAfterMiddlewareAndOnlyThere(mode: IsolationMode) throws {
         let rec = RecordingDestination("Rec")
         let other = RecordingDestination("Other")
         let tag: Middleware = { context, next in
@@ -117,7 +120,7 @@ import Testing
         }
         let c = try ExtensionClient(libraries: [ExtensionClient.Library(name: "t", defines: ["SCOPE=\"Rec\""])],
                                     settings: ["integrations": ["Rec": [:], "Other": [:]]], recorders: [rec, other],
-                                    destinationMiddleware: ["Rec": [tag]])
+                                    destinationMiddleware: ["Rec": [tag]], mode: mode)
         c.analytics.track("Replace")
         c.analytics.track("Drop")
         #expect(c.analytics.flush())
@@ -159,9 +162,9 @@ import Testing
         #expect(c.lines(of: "Timeliner", starting: "release").count == 1)
     }
 
-    @Test func removingItselfFromItsOwnCallbackReleasesOnceAfterTheCall() throws {
+    @Test(arguments: [IsolationMode.inProcess, .process]) func removingItselfFromItsOwnCallbackReleasesOnceAfterTheCall(mode: IsolationMode) throws {
         let rec = RecordingDestination("Rec")
-        let c = try ExtensionClient(libraries: [Self.tl], settings: ["integrations": ["Rec": [:]]], recorders: [rec])
+        let c = try ExtensionClient(libraries: [Self.tl], settings: ["integrations": ["Rec": [:]]], recorders: [rec], mode: mode)
         c.analytics.track("RemoveMe")
         c.analytics.track("Drop")
         #expect(c.analytics.flush())
@@ -175,9 +178,9 @@ import Testing
         #expect(c.lines(of: "Timeliner", starting: "release").count == 1)
     }
 
-    @Test func aPluginAddedFromACallbackJoinsAndIsReleasedBeforeDestroy() throws {
+    @Test(arguments: [IsolationMode.inProcess, .process]) func aPluginAddedFromACallbackJoinsAndIsReleasedBeforeDestroy(mode: IsolationMode) throws {
         let rec = RecordingDestination("Rec")
-        let c = try ExtensionClient(libraries: [Self.tl], settings: ["integrations": ["Rec": [:]]], recorders: [rec])
+        let c = try ExtensionClient(libraries: [Self.tl], settings: ["integrations": ["Rec": [:]]], recorders: [rec], mode: mode)
         c.analytics.track("AddAnother")
         #expect(c.lines(of: "Timeliner").contains("added Timeliner-2 from a callback: 1 "))
         let second = try #require(c.analytics.timeline.plugins(of: .enrichment).first as? NativeTimelinePlugin)

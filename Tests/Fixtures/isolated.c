@@ -5,6 +5,8 @@
  *   event "Crash"             segfaults (a write through NULL) every time it sees it;
  *   event "Hang"              hangs for ever unless the file "marker" exists (it creates it
  *                             first), so it hangs once and succeeds after a restart;
+ *   event "Flaky"             fails with AH_ERR_RETRYABLE the first time it is seen, then
+ *                             succeeds (a retry must come before the events behind it);
  *   event "Allocate"          allocates and touches memory without bound; when malloc fails it
  *                             writes through the NULL it got (as unchecked code does);
  *   event "Probe"             writes what restricts its process instead of the event:
@@ -26,7 +28,7 @@
 #define KEY "Isolated"
 #endif
 
-struct ah_instance { int fd; char marker[512]; };
+struct ah_instance { int fd; int flaky_seen; char marker[512]; };
 
 static int contains(const char *text, size_t len, const char *needle) {
     size_t n = strlen(needle), i;
@@ -71,7 +73,6 @@ static void probe(ah_instance *self) {
 }
 
 static ah_status event(ah_instance *self, const char *json, size_t len, char *err, size_t cap) {
-    (void)err; (void)cap;
     if (contains(json, len, "\"event\":\"Probe\"")) { probe(self); return AH_OK; }
     if (contains(json, len, "\"event\":\"Crash\"")) {
         volatile int *nowhere = NULL;
@@ -81,6 +82,10 @@ static ah_status event(ah_instance *self, const char *json, size_t len, char *er
         int m = open(self->marker, O_WRONLY | O_CREAT, 0644);
         if (m >= 0) close(m);
         for (;;) pause();
+    }
+    if (contains(json, len, "\"event\":\"Flaky\"") && self->flaky_seen++ == 0) {
+        snprintf(err, cap, "not yet");
+        return AH_ERR_RETRYABLE;
     }
     if (contains(json, len, "\"event\":\"Allocate\"")) {
         for (;;) {
@@ -110,7 +115,7 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
     ah_instance *self;
     (void)host; (void)err; (void)cap;
     if (contains(settings, len, "\"crash_in_create\":true")) abort();
-    self = (ah_instance *)malloc(sizeof *self);
+    self = (ah_instance *)calloc(1, sizeof *self);
     if (!self) return NULL;
     setting(settings, len, "\"path\":", path, sizeof path);
     setting(settings, len, "\"marker\":", self->marker, sizeof self->marker);

@@ -17,7 +17,8 @@
  * the same event named "Replaced", "Fail" fails, "BadReplace" writes text that is not JSON,
  * "RemoveMe" removes the plugin from inside its own callback, "AddAnother" adds a second plugin
  * (enrichment, "<name>-2") from inside the callback, "Rendezvous" waits up to 2 s for a second
- * call to be inside at the same time, "ResetUser" / "FlushAll" call the client's reset / flush.
+ * call to be inside at the same time, "ResetUser" / "FlushAll" call the client's reset / flush,
+ * "PluginCrash" writes through NULL, "PluginHang" never returns (for process mode).
  * Everything else is kept. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
+#include <unistd.h>
 #include "analytics_plugin.h"
 
 #ifndef KEY
@@ -102,6 +104,13 @@ static int32_t process(void *ctx, const char *json, size_t len, const ah_event_o
     __atomic_add_fetch(&p->calls, 1, __ATOMIC_SEQ_CST);
     int32_t verdict = AH_EVENT_KEEP;
 
+    if (has_event(json, len, "PluginCrash")) {
+        volatile int *nowhere = NULL;
+        *nowhere = 1;
+    }
+    if (has_event(json, len, "PluginHang")) {
+        for (;;) pause();
+    }
     if (has_event(json, len, "Drop")) {
         verdict = AH_EVENT_DROP;
     } else if (has_event(json, len, "Replace")) {

@@ -5,16 +5,20 @@ import Glibc
 /// what follows, a kind byte, the payload. Events travel in batches (many per write) and their
 /// results come back in batches, so a pipe write costs per batch, not per event.
 ///
-///   host → runner   start (JSON: settings, options, storage directory), batch (items in order),
-///                   reply (to one call of the library)
+///   host → runner   start (JSON: settings, options, storage directory, retry policy, signals
+///                   configuration), batch (items in order), reply (to one call of the library),
+///                   plugin (a callback of a timeline plugin the library added: `process` is
+///                   answered, the others are one-way), signal (one signal for the library's
+///                   subscribers)
 ///   runner → host   ready (JSON: the library's info) or refused (JSON: the load error), started
 ///                   (create's outcome), results (in item order, sent at the end of a batch and at
 ///                   least every millisecond while one runs, so the host always knows which item is
-///                   being processed), call (a host service the library called; id 0: no reply)
+///                   being processed; an empty one while a retry waits), call (a host service the
+///                   library called; id 0: no reply), verdict (a plugin's answer to `process`)
 enum IsolationWire {
     enum Kind: UInt8 {
-        case start = 1, batch = 2, reply = 3
-        case ready = 10, refused = 11, started = 12, results = 13, call = 14
+        case start = 1, batch = 2, reply = 3, plugin = 4, signal = 5
+        case ready = 10, refused = 11, started = 12, results = 13, call = 14, verdict = 15
     }
 
     /// One item of a batch: what the runner calls on the instance, in this order.
@@ -56,6 +60,16 @@ enum IsolationWire {
     /// Host services a library calls (`call` frames).
     enum Function: UInt8 {
         case log = 1, sendEvent = 2, userId = 3, anonymousId = 4, traits = 5, clientReset = 6, clientFlush = 7
+        /// AH_EXT_TIMELINE: arg the runner's plugin id, bytes the description (JSON).
+        case timelineAdd = 8, timelineRemove = 9
+        /// AH_EXT_SIGNALS: emit (bytes the signal), the runner's subscriber forwarding (arg 1: on,
+        /// 0: off), configuration.
+        case signalEmit = 10, signalForward = 11, signalConfiguration = 12
+    }
+
+    /// What a `plugin` frame asks of a timeline plugin.
+    enum PluginOp: UInt8 {
+        case process = 0, updateInitial = 1, updateRefresh = 2, reset = 3, flush = 4, release = 5
     }
 
     /// Status bytes of results and replies.

@@ -119,12 +119,17 @@ public enum PluginRunner {
         private var table: HostServicesTable?
         private let errorBuffer = ErrorBuffer()
         private var destroyed = false
+        /// The library's timeline plugins (AH_EXT_TIMELINE), called by the host through `plugin` frames.
+        private let timeline: RunnerTimeline
+        /// How a hook's retryable failure is retried, in place (the host's policy, from `start`).
+        private var retryPolicy = NativeRetryPolicy()
         /// Where the item being called is published for the host (fd 5), if it gave a page.
         private let progress = CommandLine.arguments.contains("--progress") ? ProgressPage.mapInRunner() : nil
 
         init(library: NativeLibrary, out: Output) {
             self.library = library
             self.out = out
+            self.timeline = RunnerTimeline(out: out)
         }
 
         func run() {
@@ -149,6 +154,8 @@ public enum PluginRunner {
             while let (kind, payload) = WireIO.readFrame(PluginRunner.commandsFd) {
                 if kind == .reply {
                     out.deliverReply(payload)
+                } else if kind == .plugin {
+                    timeline.enqueue(payload)
                 } else {
                     work.withLock { $0.append([kind.rawValue] + payload) }
                     available.signal()
@@ -174,7 +181,7 @@ public enum PluginRunner {
                     let (status, reply) = out.call(.anonymousId, wait: true)
                     return status == IsolationWire.ok ? String(decoding: reply, as: UTF8.self) : nil
                 },
-                timeline: nil,
+                timeline: timeline,
                 client: NativeClientServices(
                     traits: {
                         let (_, reply) = out.call(.traits, wait: true)
@@ -209,6 +216,11 @@ public enum PluginRunner {
             let text = r.data()
             let start = (try? JSON(parsing: text))?.objectValue ?? [:]
             let settings = start["settings"]?.objectValue ?? [:]
+            if let retry = start["retry"]?.objectValue {
+                retryPolicy = NativeRetryPolicy(maxAttempts: retry["maxAttempts"]?.intValue ?? 4,
+                                                initialDelay: retry["initialDelay"]?.doubleValue ?? 0.1,
+                                                maxDelay: retry["maxDelay"]?.doubleValue ?? 2)
+            }
             let table = HostServicesTable(services(options: start["options"]?.objectValue ?? [:],
                                                    storageDirectory: start["storageDirectory"]?.stringValue))
             let settingsText = settings.serializedBytes()
@@ -223,6 +235,7 @@ public enum PluginRunner {
                 self.table = table
                 out.frame(.started) { $0.u8(IsolationWire.ok); $0.text("") }
             } else {
+                timeline.removeAll()
                 table.instanceEnding()
                 table.revoke()
                 let message = errorBuffer.message
@@ -258,10 +271,25 @@ public enum PluginRunner {
                 let op = IsolationWire.Op(rawValue: r.u8())
                 let range = r.dataRange()
                 if r.failed { break }
-                let (status, message) = payload.withUnsafeBufferPointer { all -> (ah_status, String) in
+                var (status, message) = payload.withUnsafeBufferPointer { all -> (ah_status, String) in
                     let base = UnsafeRawPointer(all.baseAddress! + range.lowerBound).assumingMemoryBound(to: CChar.self)
                     return call(op, base, range.count)
                 }
+                // A retryable failure is retried here, in place, as in-process: what follows the
+                // item waits for it, so the library sees its events in order. An empty results
+                // frame tells the host that the wait is not the library's time.
+                var attempt = 1
+                while status == ah_status(AH_ERR_RETRYABLE), attempt < retryPolicy.maxAttempts, op != .destroy {
+                    flushResults()
+                    out.frame(.results) { $0.u32(0) }
+                    Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
+                    attempt += 1
+                    (status, message) = payload.withUnsafeBufferPointer { all -> (ah_status, String) in
+                        let base = UnsafeRawPointer(all.baseAddress! + range.lowerBound).assumingMemoryBound(to: CChar.self)
+                        return call(op, base, range.count)
+                    }
+                }
+
                 let code = status == ah_status(AH_OK) ? IsolationWire.ok
                     : status == ah_status(AH_ERR_RETRYABLE) ? IsolationWire.retryable : IsolationWire.permanent
                 if let progress, index < ProgressPage.maxItems {
@@ -317,6 +345,7 @@ public enum PluginRunner {
                 status = hook(instance, phase, errorBuffer.base, errorBuffer.capacity)
             case .destroy:
                 destroyed = true
+                timeline.removeAll()
                 table?.instanceEnding()
                 hooks.destroy?(instance)
                 table?.revoke()

@@ -89,6 +89,12 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
     private var everStarted = false
     private let progress = ProgressPage()
     private var batchSequence: UInt64 = 0
+    /// The outcome of the start made in `init`, when it failed (handled by the pump).
+    private var pendingStart: StartOutcome?
+    /// The timeline plugins of the current process (guarded by `condition`).
+    private var plugins: IsolatedPlugins?
+    /// Empty results frames: the runner is waiting to retry an item (guarded by `condition`).
+    private var heartbeats = 0
     /// Settings of the latest update (the worker writes, the pump reads for a restart).
     private let latestSettings = Locked<[UInt8]?>(nil)
 
@@ -105,12 +111,18 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         let directory = analytics.configuration.storageDirectory + "/plugins/" + NativeClientServices.directoryName(for: info.key)
         var start: JSONObject = ["settings": .object(settings), "storageDirectory": .string(directory)]
         start["options"] = .object(analytics.configuration.pluginOptions[info.key] ?? [:])
+        start["retry"] = ["maxAttempts": .number(Double(retryPolicy.maxAttempts)), "initialDelay": .number(retryPolicy.initialDelay),
+                          "maxDelay": .number(retryPolicy.maxDelay)]
         startPayload = JSON.object(start).serializedBytes()
         client.withLock {
             $0.services = .forwarding(to: analytics, key: info.key)
             $0.hookTimeout = analytics.configuration.hookTimeout
             $0.analytics = WeakAnalytics(analytics)
         }
+        // The first process starts now, as an in-process library is created now: the timeline
+        // plugins its `create` adds are in place before the client's first event. A failure is
+        // handled when the first item needs the process (restart with backoff, or disabled).
+        if case let outcome = startChild(timeout: analytics.configuration.hookTimeout), !outcome.isStarted { pendingStart = outcome }
         let thread = Thread { [self] in runPump() }
         thread.name = "isolated \(info.key)"
         pump = thread
@@ -235,8 +247,18 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         var batch: [Item] = []
         while true {
             condition.lock()
-            while outbox.count == outboxHead && !stopping { condition.wait() }
+            while outbox.count == outboxHead && !stopping && !(childGone && child != nil) { condition.wait() }
             if outbox.count == outboxHead && stopping { condition.unlock(); break }
+            if outbox.count == outboxHead {
+                // The process ended between batches (a timeline plugin crashed it, or one was
+                // killed at its deadline): reported, and restarted now, so that its plugins
+                // are back on the timeline without waiting for the next item.
+                condition.unlock()
+                let timeout = client.withLock { $0.hookTimeout }
+                finishCrash(batch: [], answered: 0, sequence: batchSequence, timedOut: false, timeout: timeout)
+                while child == nil && disabledReason == nil && !isStopping() { run([]) }
+                continue
+            }
             let take = min(max(1, min(limits.batchSize, ProgressPage.maxItems)), outbox.count - outboxHead)
             batch = Array(outbox[outboxHead..<(outboxHead + take)])
             outboxHead += take
@@ -269,7 +291,9 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         let timeout = client.withLock { $0.hookTimeout }
         var batch = items
         if child == nil {
-            switch startChild(timeout: timeout) {
+            let outcome = pendingStart ?? startChild(timeout: timeout)
+            pendingStart = nil
+            switch outcome {
             case .started(let replay): batch = replay + batch
             case .failed(let status, let during):
                 crashed(status: status, during: during, culprit: nil, inFlight: [], requeue: items, timedOut: false, timeout: timeout)
@@ -301,14 +325,21 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         }
         while answered < batch.count {
             condition.lock()
-            while incoming.isEmpty && !childGone {
+            let beats = heartbeats
+            while incoming.isEmpty && !childGone && heartbeats == beats {
                 if !condition.wait(until: Date(timeIntervalSinceNow: max(0, lastProgress + timeout - monotonicSeconds()))) { break }
                 if monotonicSeconds() >= lastProgress + timeout { break }
             }
             let results = incoming
             incoming.removeAll(keepingCapacity: true)
             let gone = childGone
+            let beat = heartbeats != beats
             condition.unlock()
+            if results.isEmpty && beat && !gone {
+                // The runner waits before retrying an item: not the library's time.
+                lastProgress = monotonicSeconds()
+                continue
+            }
             if !results.isEmpty {
                 for (status, message) in results where answered < batch.count {
                     complete(batch[answered], status: status, message: message)
@@ -322,6 +353,18 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
             return
         }
         crashesInARow = 0
+    }
+
+    private func currentPlugins() -> IsolatedPlugins? {
+        condition.lock()
+        defer { condition.unlock() }
+        return plugins
+    }
+
+    private func isStopping() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return stopping
     }
 
     private func isGone() -> Bool {
@@ -338,6 +381,12 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         let status = child.wait()
         var culprit: Item?
         var inFlight = Array(batch[answered...])
+        let pluginCall = currentPlugins()?.inFlight
+        if let pluginCall {
+            // A timeline plugin's call was in progress: the item is not blamed, it goes again.
+            crashed(status: status, during: pluginCall, culprit: nil, inFlight: inFlight, requeue: [], timedOut: false, timeout: timeout)
+            return
+        }
         if let progress, let index = progress.item(inBatch: sequence), index >= answered, index < batch.count {
             culprit = batch[index]
             // What it finished before: done, with the status it stored (only the text of a
@@ -357,6 +406,8 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         case started(replay: [Item])
         case failed(status: Int32, during: String)
         case refused(String)
+
+        var isStarted: Bool { if case .started = self { return true }; return false }
     }
 
     /// Spawns a runner, waits for it to load the library and create the instance; a restarted one
@@ -372,9 +423,13 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         } catch {
             return .refused("cannot start \(PluginRunnerLocator.executableName): \(error)")
         }
+        let (hookTimeout, analytics) = client.withLock { ($0.hookTimeout, $0.analytics.value) }
+        let plugins = IsolatedPlugins(key: key, analytics: analytics, process: process, timeout: hookTimeout) { [weak process] in process?.kill() }
         func fail(_ during: String) -> StartOutcome {
             process.kill()  // a dead child keeps its status; a live one that stopped answering ends
-            return .failed(status: process.wait(), during: during)
+            let status = process.wait()
+            plugins.end("its process \(RunnerProcess.describe(status: status)) while \(during)")
+            return .failed(status: status, during: during)
         }
         // Starting a process and loading the library is not a hook call: at least 5 s for it
         // (and for `create`), however short the per-call deadline is.
@@ -394,14 +449,16 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         w.data(startPayload)
         w.end()
         guard process.send(w.bytes, deadline: deadline) else { return fail("creating the instance") }
-        // `create` may call the host (log, ids, send_event) before it returns.
+        // `create` may call the host (log, ids, send_event, timeline plugins) before it returns,
+        // and the plugins it added may already be answering events.
         var answer: [UInt8]?
         let services = client.withLock { $0.services }
         while answer == nil {
             guard process.readable(until: deadline), let (frameKind, frame) = process.readFrame() else { return fail("creating the instance") }
             switch frameKind {
             case .started: answer = frame
-            case .call: if let services { self.answer(frame, services: services, process: process) }
+            case .call: if let services { self.answer(frame, services: services, process: process, plugins: plugins) }
+            case .verdict: plugins.deliverVerdict(frame)
             default: return fail("creating the instance")
             }
         }
@@ -410,15 +467,17 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
             let message = r.text()
             process.closeChannel()
             process.wait()
+            plugins.end("its instance could not be created")
             return .refused("could not be created: create failed: \(message)")
         }
         condition.lock()
         child = process
         currentChild = process
+        self.plugins = plugins
         childGone = false
         incoming.removeAll()
         condition.unlock()
-        let reader = Thread { [self] in readLoop(process) }
+        let reader = Thread { [self] in readLoop(process, plugins: plugins) }
         reader.name = "isolated \(key) reader"
         reader.start()
         var replay: [Item] = []
@@ -432,13 +491,20 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
     }
 
     /// Reads the child's frames: results for the pump, calls answered here.
-    private func readLoop(_ process: RunnerProcess) {
+    private func readLoop(_ process: RunnerProcess, plugins: IsolatedPlugins) {
         let services = client.withLock { $0.services }
         while let (kind, payload) = process.readFrame() {
             switch kind {
             case .results:
                 var r = WireReader(payload)
                 let count = Int(r.u32())
+                if count == 0 {
+                    condition.lock()
+                    heartbeats += 1
+                    condition.broadcast()
+                    condition.unlock()
+                    continue
+                }
                 var parsed: [(UInt8, String)] = []
                 parsed.reserveCapacity(count)
                 for _ in 0..<count {
@@ -452,7 +518,9 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
                 condition.broadcast()
                 condition.unlock()
             case .call:
-                if let services { answer(payload, services: services, process: process) }
+                if let services { answer(payload, services: services, process: process, plugins: plugins) }
+            case .verdict:
+                plugins.deliverVerdict(payload)
             default:
                 break
             }
@@ -463,7 +531,7 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         condition.unlock()
     }
 
-    private func answer(_ payload: [UInt8], services: HostServices, process: RunnerProcess) {
+    private func answer(_ payload: [UInt8], services: HostServices, process: RunnerProcess, plugins: IsolatedPlugins) {
         var r = WireReader(payload)
         let id = r.u32()
         let function = IsolationWire.Function(rawValue: r.u8())
@@ -490,6 +558,21 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         case .traits: reply = (services.client?.traits() ?? [:]).serializedBytes()
         case .clientReset: set(services.client?.reset() ?? .permanent("no client"))
         case .clientFlush: set(services.client?.flush() ?? .permanent("no client"))
+        case .timelineAdd:
+            do throws(NativePluginRegistry.AddError) {
+                try plugins.add(runnerId: UInt64(bitPattern: arg), description: (try? JSON(parsing: bytes))?.objectValue ?? [:])
+            } catch {
+                switch error {
+                case .invalid(let why):
+                    set(.permanent(why))
+                    plugins.registry.report("add refused: \(why)")
+                case .stopping(let why): set(.retryable(why))
+                }
+            }
+        case .timelineRemove:
+            if !plugins.remove(runnerId: UInt64(bitPattern: arg)) { set(.permanent("no plugin with id \(arg)")) }
+        case .signalEmit, .signalForward, .signalConfiguration:
+            set(.permanent("not offered"))
         }
         guard id != 0 else { return }
         var w = WireWriter()
@@ -509,14 +592,12 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         switch status {
         case IsolationWire.ok:
             item.done?.signal()
-        case IsolationWire.retryable where item.attempts < retryPolicy.maxAttempts:
-            // Sent again after the backoff, ahead of what is queued (after the rest of its batch).
-            Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: item.attempts))
-            requeueFront([item])
         default:
-            let what = item.event.map { _ in item.op.hookName } ?? item.op.hookName
+            // The runner retried a retryable failure in place, per `retryPolicy`, before answering.
+            let what = item.op.hookName
+            let attempts = retryPolicy.maxAttempts
             let text = status == IsolationWire.retryable
-                ? "\(what) failed after \(item.attempts) attempt\(item.attempts == 1 ? "" : "s"): \(message)"
+                ? "\(what) failed after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(message)"
                 : "\(what) failed: \(message)"
             fail(item, report: text)
         }
@@ -609,7 +690,11 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         child = nil
         condition.lock()
         if currentChild === process { currentChild = nil }
+        let plugins = self.plugins
+        self.plugins = nil
         condition.unlock()
+        // Its timeline plugins leave the timeline; calls in progress fail (reported per plugin).
+        plugins?.end("its process ended (the library's report says why)")
         // Its last answer (destroy's, or the crash) is in: nothing of the library runs any more
         // that the host waits for.
         process.closeChannel()

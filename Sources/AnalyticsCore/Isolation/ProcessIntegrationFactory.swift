@@ -23,16 +23,12 @@ public struct ProcessIntegrationFactory: IntegrationFactory {
         return settings.integrations[key] == .bool(false) ? nil : settings.json
     }
 
-    /// Only destinations run in process mode so far: a library whose instances only add timeline
-    /// plugins (no `AH_ROLE_DESTINATION`) would need its plugins' `process` called across the
-    /// process boundary for every event, which is not built.
+    /// A destination becomes a ``ProcessDestination``; a library that only adds timeline plugins
+    /// (no `AH_ROLE_DESTINATION`) a ``ProcessExtension``, whose plugins the host calls across the
+    /// process boundary for every event.
     public func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin {
-        guard info.isDestination else {
-            throw PluginLoadError(file: info.file, reason: .runnerFailed(
-                "could not be created in process mode: \"\(key)\" is not a destination (role \(info.role)); libraries that only add "
-                + "timeline plugins run in-process (set its isolation to \"in-process\")"))
-        }
-        return try create(settings: settings, analytics: analytics)
+        let instance = ProcessDestination(info: info, runner: runner, settings: settings, analytics: analytics)
+        return info.isDestination ? instance : ProcessExtension(instance: instance)
     }
 }
 
@@ -72,7 +68,8 @@ enum IsolatedStartup {
         var isolated: [ProcessIntegrationFactory] = []
         for info in scanned.libraries {
             if configuration.isolation.mode(for: info, settings: settings) != configuration.isolation.mode(forKey: info.key, settings: settings) {
-                log(.info, "\(info.key) runs in-process: process mode serves destinations only, and it is not one (role \(info.role))")
+                log(.info, "\(info.key) runs in-process: isolating every library covers destinations; it adds timeline plugins "
+                    + "(role \(info.role)), whose every call would cross a process boundary: name it to isolate it")
             }
             if configuration.isolation.mode(for: info, settings: settings) == .process {
                 isolated.append(ProcessIntegrationFactory(info: info, runner: runner))

@@ -11,6 +11,8 @@ final class RunnerProcess: @unchecked Sendable {
     let fd: Int32
     private let reaped = Locked<Int32?>(nil)
     private let closed = Locked(false)
+    /// Frames come from several threads (batches, replies, plugin calls): one at a time, whole.
+    private let sending = NSLock()
 
     private init(pid: pid_t, fd: Int32) {
         self.pid = pid
@@ -75,7 +77,9 @@ final class RunnerProcess: @unchecked Sendable {
 
     /// Sends bytes; false when the child is gone or did not take them by `deadline`.
     func send(_ bytes: [UInt8], deadline: Double) -> Bool {
-        bytes.withUnsafeBytes { raw in
+        sending.lock()
+        defer { sending.unlock() }
+        return bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let n = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))

@@ -13,12 +13,15 @@ public struct HostServices: Sendable {
     public var anonymousId: @Sendable () -> String?
     /// The client's signals, when the application enabled them (`AH_EXT_SIGNALS`).
     public var signals: @Sendable () -> Signals? = { nil }
+    /// In `analytics-plugin-runner`: the host, where the library's signals go (`signals` is then
+    /// the runner's own hub for the library's subscribers).
+    var signalsRelay: (any SignalsRelay)?
     /// The library's key, for names in reports.
     public var key = ""
 
     // ABI 1.2 capability tables (`ah_host.get_extension`); nil: the id answers NULL.
     /// `AH_EXT_TIMELINE`: where the instance's timeline plugins go.
-    public var timeline: NativePluginRegistry?
+    public var timeline: (any NativeTimelineService)?
     /// `AH_EXT_CLIENT`: the rest of the client.
     public var client: NativeClientServices?
     /// `AH_EXT_HTTP`: the host's HTTP client.
@@ -29,7 +32,7 @@ public struct HostServices: Sendable {
         sendEvent: @escaping @Sendable ([UInt8]) -> NativeHookResult,
         userId: @escaping @Sendable () -> String?,
         anonymousId: @escaping @Sendable () -> String?,
-        timeline: NativePluginRegistry? = nil,
+        timeline: (any NativeTimelineService)? = nil,
         client: NativeClientServices? = nil,
         http: NativeHTTPService? = nil
     ) {

@@ -28,7 +28,7 @@ final class HostServicesTable: @unchecked Sendable {
 
     /// AH_EXT_SIGNALS for this instance, made when the application enabled signals.
     lazy var signalsTable: HostSignalsTable? = services.signals() == nil
-        ? nil : HostSignalsTable(signals: services.signals, key: services.key)
+        ? nil : HostSignalsTable(signals: services.signals, key: services.key, relay: services.signalsRelay)
     private let extensionLock = Locked(())
 
     /// The signals table, or nil when this host does not offer it to this instance.

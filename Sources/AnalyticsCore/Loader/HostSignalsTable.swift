@@ -19,10 +19,14 @@ final class HostSignalsTable: @unchecked Sendable {
     private let signals: @Sendable () -> Signals?
     private let key: String
     private let owned = Locked<Set<UInt64>>([])
+    /// In `analytics-plugin-runner`: where emit and the configuration go (the host), while
+    /// `signals` is the runner's own hub that the host feeds for the library's subscribers.
+    private let relay: (any SignalsRelay)?
 
-    init(signals: @escaping @Sendable () -> Signals?, key: String) {
+    init(signals: @escaping @Sendable () -> Signals?, key: String, relay: (any SignalsRelay)? = nil) {
         self.signals = signals
         self.key = key
+        self.relay = relay
     }
 
     /// Removes every subscriber the instance made (before its `destroy`, or when `create` failed).
@@ -37,7 +41,14 @@ final class HostSignalsTable: @unchecked Sendable {
     }
 
     fileprivate func emit(_ bytes: UnsafeRawBufferPointer) -> Result<Void, TableError> {
-        guard let s = signals() else { return .failure(TableError(ah_status(AH_ERR_RETRYABLE), "signals are stopped")) }
+        if let relay { return relay.emit([UInt8](bytes)) }
+        return Self.emit(bytes, into: signals())
+    }
+
+    /// Checks and emits a signal given as JSON text (the host's side of `emit`, for a library in
+    /// this process or in a runner).
+    static func emit(_ bytes: UnsafeRawBufferPointer, into signals: Signals?) -> Result<Void, TableError> {
+        guard let s = signals else { return .failure(TableError(ah_status(AH_ERR_RETRYABLE), "signals are stopped")) }
         let value: JSON
         do { value = try JSON(parsing: [UInt8](bytes)) } catch { return .failure(TableError(ah_status(AH_ERR_PERMANENT), "\(error)")) }
         guard case .object(let o) = value else { return .failure(TableError(ah_status(AH_ERR_PERMANENT), "a signal must be a JSON object, found \(JSON.kindName(value))")) }
@@ -69,6 +80,7 @@ final class HostSignalsTable: @unchecked Sendable {
         let id = s.subscribe(name: name, ready: !held, release: releaseClosure, forward)
         guard let id else { return .failure(TableError(ah_status(AH_ERR_RETRYABLE), "signals are stopping")) }
         owned.withLock { _ = $0.insert(id) }
+        relay?.subscribed()
         return .success(id)
     }
 
@@ -85,13 +97,26 @@ final class HostSignalsTable: @unchecked Sendable {
     }
 
     fileprivate func configurationText() -> String? {
-        guard let c = signals()?.currentConfiguration else { return nil }
+        if let relay { return relay.configurationText() }
+        return Self.configurationText(of: signals())
+    }
+
+    static func configurationText(of signals: Signals?) -> String? {
+        guard let c = signals?.currentConfiguration else { return nil }
         let o: JSONObject = [
             "maximumBufferSize": .number(Double(c.maximumBufferSize)), "relayCount": .number(Double(c.relayCount)),
             "relayInterval": .number(c.relayInterval), "debugMode": .bool(c.debugMode),
         ]
         return o.serialized()
     }
+}
+
+/// The host behind a runner's signals table: emit and the configuration cross to it; the first
+/// subscription asks it to forward every signal to the runner's hub.
+protocol SignalsRelay: Sendable {
+    func emit(_ json: [UInt8]) -> Result<Void, TableError>
+    func configurationText() -> String?
+    func subscribed()
 }
 
 struct TableError: Error {

@@ -115,7 +115,7 @@ public final class NativeIntegration: @unchecked Sendable {
     }
 
     /// The timeline plugins this instance added (ABI 1.2), in order.
-    public var timelinePlugins: [NativeTimelinePlugin] { services.services.timeline?.plugins ?? [] }
+    public var timelinePlugins: [NativeTimelinePlugin] { (services.services.timeline as? NativePluginRegistry)?.plugins ?? [] }
 
     /// Ends the instance (the library stops its threads before returning). Idempotent. The
     /// timeline plugins it added are removed and released first, as the header promises. A

@@ -7,7 +7,7 @@ import Synchronization
 /// A plugin without a destination joins the client's timeline; one with a destination key is
 /// handed to the client's scoped plugins, which attach it to that destination's own timeline now
 /// or when a destination with that key is created.
-public final class NativePluginRegistry: Sendable {
+public final class NativePluginRegistry: NativeTimelineService {
     public let ownerKey: String
     private let analytics: WeakAnalytics
     private let state = Locked(State())
@@ -35,7 +35,7 @@ public final class NativePluginRegistry: Sendable {
     }
 
     /// Validates a (size-checked, zero-extended) description and puts the plugin in place.
-    func add(_ description: ah_timeline_plugin) throws(AddError) -> UInt64 {
+    public func add(_ description: ah_timeline_plugin) throws(AddError) -> UInt64 {
         let type: PluginType
         switch description.type {
         case Int32(AH_PLUGIN_BEFORE): type = .before
@@ -111,7 +111,7 @@ public final class NativePluginRegistry: Sendable {
     }
 
     /// Reports a problem of this instance's plugins to the client's error handler.
-    func report(_ message: String) { analytics.value?.report(.plugin(name: ownerKey, message: message)) }
+    public func report(_ message: String) { analytics.value?.report(.plugin(name: ownerKey, message: message)) }
 
     private func detach(_ plugin: NativeTimelinePlugin) {
         plugin.markRemoved()

@@ -232,7 +232,7 @@ struct NativeEventOutput {
 
 /// `ah_event_output.write`: parses and checks the replacement before returning (the text is only
 /// borrowed), so a bad one is refused right there with the reason.
-private func nativeEventOutputWrite(_ ctx: UnsafeMutableRawPointer?, _ json: UnsafePointer<CChar>?, _ length: Int) -> ah_status {
+func nativeEventOutputWrite(_ ctx: UnsafeMutableRawPointer?, _ json: UnsafePointer<CChar>?, _ length: Int) -> ah_status {
     guard let ctx else { return ah_status(AH_ERR_PERMANENT) }
     let output = ctx.assumingMemoryBound(to: NativeEventOutput.self)
     output.pointee.replacement = nil

@@ -24,6 +24,16 @@ public struct Signal: Sendable, Equatable {
         self.data = data
     }
 
+    /// Reads a signal back from its ``json`` (as it crosses a process boundary); nil when a
+    /// field is missing or of the wrong kind.
+    init?(json o: JSONObject) {
+        guard let anonymousId = o["anonymousId"]?.stringValue, let typeName = o["type"]?.stringValue,
+              let type = SignalType(rawValue: typeName), let timestamp = o["timestamp"]?.stringValue,
+              let index = o["index"]?.intValue, let data = o["data"]?.objectValue else { return nil }
+        self.init(anonymousId: anonymousId, type: type, timestamp: timestamp, index: index,
+                  context: o["context"]?.objectValue ?? [:], data: data)
+    }
+
     /// The signal as a JSON object, keys in the documented order.
     public var json: JSONObject {
         var o = JSONObject()

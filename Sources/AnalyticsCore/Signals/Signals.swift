@@ -168,6 +168,21 @@ public final class Signals: EventPlugin, @unchecked Sendable {
         return signal
     }
 
+    /// Delivers a signal stamped elsewhere as it is (index, timestamp and context kept): the
+    /// host's signals, fed to the subscribers of a library in `analytics-plugin-runner`. False
+    /// once stopped.
+    @discardableResult
+    func relay(_ signal: Signal) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping else { return false }
+        counters.emitted += 1
+        queue.append(.signal(signal))
+        queuedSignals += 1
+        if consumerWaiting { condition.signal() }
+        return true
+    }
+
     // MARK: Subscribers
 
     /// Adds a receiver of every signal as JSON text, called on the signals thread, one signal at a
