@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import AnalyticsCore
 
-/// AH_EXT_SIGNALS through a real C library (Tests/Fixtures/signals_probe.c) loaded by a client.
+/// AH_EXT_SIGNALS through a real C library (Tests/Fixtures/signals_probe.c) loaded by a client, in
+/// the host's process and in its own (`"isolation": "process"`): the library cannot tell.
 @Suite struct SignalsHostTableTests {
-    private func client(held: Bool, signals: Bool = true) throws -> (Analytics, String, LogLines, String) {
+    private func client(held: Bool, signals: Bool = true, mode: IsolationMode) throws -> (Analytics, String, LogLines, String) {
         let dir = try FixtureBuilder.makeDirectory()
         try FixtureBuilder.library("signals_probe", in: dir)
         let out = dir + "/signals.ndjson"
@@ -14,24 +15,35 @@ import Testing
             $0.defaultSettings = Settings(["integrations": ["SignalsProbe": ["out": .string(out), "held": .bool(held)]]])
             $0.logHandler = lines.handler
             if signals { $0.signals = quietSignals() }
+            if mode == .process {
+                $0.isolation = IsolationConfiguration(byKey: ["SignalsProbe": .process])
+                $0.isolation.scanCacheFile = ""
+            }
         }
+        #expect(analytics.isolatedLibraries.map(\.key) == (mode == .process ? ["SignalsProbe"] : []))
         return (analytics, out, lines, dir)
+    }
+
+    /// Every signal emitted so far has reached the library (in process mode: crossed to its runner,
+    /// whose flush first delivers what its hub holds).
+    private func settle(_ analytics: Analytics) {
+        #expect(analytics.signals?.flush(timeout: 5) == true)
+        #expect(analytics.flush())
     }
 
     private func written(_ path: String) -> [String] {
         (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
     }
 
-    @Test func aLibraryEmitsSubscribesHeldAndIsReplayedInOrder() throws {
-        let (analytics, out, lines, dir) = try client(held: true)
+    @Test(arguments: [IsolationMode.inProcess, .process]) func aLibraryEmitsSubscribesHeldAndIsReplayedInOrder(mode: IsolationMode) throws {
+        let (analytics, out, lines, dir) = try client(held: true, mode: mode)
         defer { FixtureBuilder.remove(dir) }
         let signals = try #require(analytics.signals)
         signals.emit(NavigationSignal(action: .entering, screen: "Home"))
-        #expect(signals.flush(timeout: 5))
+        settle(analytics)
         #expect(written(out).isEmpty)  // held
         analytics.track("ready")
-        #expect(analytics.flush())
-        #expect(signals.flush(timeout: 5))
+        settle(analytics)
         let got = written(out).compactMap { parseObject(Array($0.utf8)) }
         #expect(got.compactMap { $0["index"]?.intValue } == [0, 1, 2])
         #expect(got.first?["data"] == ["from": "c"] && got.first?["type"] == "userDefined")
@@ -47,30 +59,30 @@ import Testing
 
         analytics.track("unsubscribe")
         #expect(analytics.flush())
-        #expect(signals.flush(timeout: 5))
+        settle(analytics)
         #expect(lines.all.contains("SignalsProbe: unsubscribe=0 again=2"))
         #expect(written(out).last == "released")
         let count = written(out).count
         signals.emit(userDefined: ["after": true])
-        #expect(signals.flush(timeout: 5))
+        settle(analytics)
         #expect(written(out).count == count)  // nothing after unsubscribe
         analytics.shutdown()
     }
 
-    @Test func destroyRemovesTheLibrarysSubscribers() throws {
-        let (analytics, out, _, dir) = try client(held: false)
+    @Test(arguments: [IsolationMode.inProcess, .process]) func destroyRemovesTheLibrarysSubscribers(mode: IsolationMode) throws {
+        let (analytics, out, _, dir) = try client(held: false, mode: mode)
         defer { FixtureBuilder.remove(dir) }
         let signals = try #require(analytics.signals)
         signals.emit(userDefined: ["n": 1])
-        #expect(signals.flush(timeout: 5))
+        settle(analytics)
         #expect(written(out).count == 2)
         analytics.shutdown()
         // `release` reads the instance that `destroy` frees: it must have run before it.
         #expect(written(out).suffix(2) == ["released", "destroyed"])
     }
 
-    @Test func withoutSignalsTheTableIsNotOffered() throws {
-        let (analytics, out, _, dir) = try client(held: false, signals: false)
+    @Test(arguments: [IsolationMode.inProcess, .process]) func withoutSignalsTheTableIsNotOffered(mode: IsolationMode) throws {
+        let (analytics, out, _, dir) = try client(held: false, signals: false, mode: mode)
         defer { FixtureBuilder.remove(dir) }
         #expect(analytics.signals == nil)
         #expect(written(out) == ["no-signals"])

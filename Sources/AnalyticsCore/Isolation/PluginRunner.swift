@@ -121,6 +121,8 @@ public enum PluginRunner {
         private var destroyed = false
         /// The library's timeline plugins (AH_EXT_TIMELINE), called by the host through `plugin` frames.
         private let timeline: RunnerTimeline
+        /// AH_EXT_SIGNALS, when the host's client has signals (made at `start`).
+        private let signals = Locked<RunnerSignals?>(nil)
         /// How a hook's retryable failure is retried, in place (the host's policy, from `start`).
         private var retryPolicy = NativeRetryPolicy()
         /// Where the item being called is published for the host (fd 5), if it gave a page.
@@ -156,6 +158,8 @@ public enum PluginRunner {
                     out.deliverReply(payload)
                 } else if kind == .plugin {
                     timeline.enqueue(payload)
+                } else if kind == .signal {
+                    signals.withLock { $0 }?.deliver(payload)
                 } else {
                     work.withLock { $0.append([kind.rawValue] + payload) }
                     available.signal()
@@ -199,6 +203,11 @@ public enum PluginRunner {
                     options: { options }),
                 http: .shared)
             services.key = library.key
+            if let relay = signals.withLock({ $0 }) {
+                let hub = relay.hub
+                services.signals = { hub }
+                services.signalsRelay = relay
+            }
             return services
         }
 
@@ -216,6 +225,9 @@ public enum PluginRunner {
             let text = r.data()
             let start = (try? JSON(parsing: text))?.objectValue ?? [:]
             let settings = start["settings"]?.objectValue ?? [:]
+            if let configuration = start["signals"]?.objectValue {
+                signals.withLock { $0 = RunnerSignals(out: out, configuration: configuration) }
+            }
             if let retry = start["retry"]?.objectValue {
                 retryPolicy = NativeRetryPolicy(maxAttempts: retry["maxAttempts"]?.intValue ?? 4,
                                                 initialDelay: retry["initialDelay"]?.doubleValue ?? 0.1,
@@ -238,6 +250,7 @@ public enum PluginRunner {
                 timeline.removeAll()
                 table.instanceEnding()
                 table.revoke()
+                signals.withLock { $0 }?.hub.shutdown()
                 let message = errorBuffer.message
                 out.frame(.started) { $0.u8(IsolationWire.permanent); $0.text(message.isEmpty ? "create returned NULL without a reason" : message) }
             }
@@ -337,6 +350,8 @@ public enum PluginRunner {
                 guard let hook = hooks.reset else { return (ah_status(AH_OK), "") }
                 status = hook(instance, errorBuffer.base, errorBuffer.capacity)
             case .flush:
+                // What the host forwarded before the flush reaches the library's subscribers first.
+                _ = signals.withLock({ $0 })?.hub.flush(timeout: 5)
                 guard let hook = hooks.flush else { return (ah_status(AH_OK), "") }
                 status = hook(instance, errorBuffer.base, errorBuffer.capacity)
             case .lifecycleStarted, .lifecycleStopping:
@@ -349,6 +364,7 @@ public enum PluginRunner {
                 table?.instanceEnding()
                 hooks.destroy?(instance)
                 table?.revoke()
+                signals.withLock { $0 }?.hub.shutdown()
                 self.instance = nil
                 return (ah_status(AH_OK), "")
             }

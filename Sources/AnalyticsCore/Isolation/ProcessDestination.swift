@@ -1,3 +1,4 @@
+import CAnalyticsABI
 import Foundation
 import Glibc
 
@@ -91,8 +92,9 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
     private var batchSequence: UInt64 = 0
     /// The outcome of the start made in `init`, when it failed (handled by the pump).
     private var pendingStart: StartOutcome?
-    /// The timeline plugins of the current process (guarded by `condition`).
+    /// The timeline plugins and the signal forwarding of the current process (guarded by `condition`).
     private var plugins: IsolatedPlugins?
+    private var signals: IsolatedSignals?
     /// Empty results frames: the runner is waiting to retry an item (guarded by `condition`).
     private var heartbeats = 0
     /// Settings of the latest update (the worker writes, the pump reads for a restart).
@@ -111,6 +113,9 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         let directory = analytics.configuration.storageDirectory + "/plugins/" + NativeClientServices.directoryName(for: info.key)
         var start: JSONObject = ["settings": .object(settings), "storageDirectory": .string(directory)]
         start["options"] = .object(analytics.configuration.pluginOptions[info.key] ?? [:])
+        if let signals = analytics.signals {
+            start["signals"] = ["maximumBufferSize": .number(Double(signals.currentConfiguration.maximumBufferSize))]
+        }
         start["retry"] = ["maxAttempts": .number(Double(retryPolicy.maxAttempts)), "initialDelay": .number(retryPolicy.initialDelay),
                           "maxDelay": .number(retryPolicy.maxDelay)]
         startPayload = JSON.object(start).serializedBytes()
@@ -425,9 +430,11 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         }
         let (hookTimeout, analytics) = client.withLock { ($0.hookTimeout, $0.analytics.value) }
         let plugins = IsolatedPlugins(key: key, analytics: analytics, process: process, timeout: hookTimeout) { [weak process] in process?.kill() }
+        let signals = IsolatedSignals(signals: analytics?.signals, process: process, key: key, timeout: hookTimeout)
         func fail(_ during: String) -> StartOutcome {
             process.kill()  // a dead child keeps its status; a live one that stopped answering ends
             let status = process.wait()
+            signals.end()
             plugins.end("its process \(RunnerProcess.describe(status: status)) while \(during)")
             return .failed(status: status, during: during)
         }
@@ -457,7 +464,7 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
             guard process.readable(until: deadline), let (frameKind, frame) = process.readFrame() else { return fail("creating the instance") }
             switch frameKind {
             case .started: answer = frame
-            case .call: if let services { self.answer(frame, services: services, process: process, plugins: plugins) }
+            case .call: if let services { self.answer(frame, services: services, process: process, plugins: plugins, signals: signals) }
             case .verdict: plugins.deliverVerdict(frame)
             default: return fail("creating the instance")
             }
@@ -467,6 +474,7 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
             let message = r.text()
             process.closeChannel()
             process.wait()
+            signals.end()
             plugins.end("its instance could not be created")
             return .refused("could not be created: create failed: \(message)")
         }
@@ -474,10 +482,11 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         child = process
         currentChild = process
         self.plugins = plugins
+        self.signals = signals
         childGone = false
         incoming.removeAll()
         condition.unlock()
-        let reader = Thread { [self] in readLoop(process, plugins: plugins) }
+        let reader = Thread { [self] in readLoop(process, plugins: plugins, signals: signals) }
         reader.name = "isolated \(key) reader"
         reader.start()
         var replay: [Item] = []
@@ -491,7 +500,7 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
     }
 
     /// Reads the child's frames: results for the pump, calls answered here.
-    private func readLoop(_ process: RunnerProcess, plugins: IsolatedPlugins) {
+    private func readLoop(_ process: RunnerProcess, plugins: IsolatedPlugins, signals: IsolatedSignals) {
         let services = client.withLock { $0.services }
         while let (kind, payload) = process.readFrame() {
             switch kind {
@@ -518,7 +527,7 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
                 condition.broadcast()
                 condition.unlock()
             case .call:
-                if let services { answer(payload, services: services, process: process, plugins: plugins) }
+                if let services { answer(payload, services: services, process: process, plugins: plugins, signals: signals) }
             case .verdict:
                 plugins.deliverVerdict(payload)
             default:
@@ -531,7 +540,8 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         condition.unlock()
     }
 
-    private func answer(_ payload: [UInt8], services: HostServices, process: RunnerProcess, plugins: IsolatedPlugins) {
+    private func answer(_ payload: [UInt8], services: HostServices, process: RunnerProcess, plugins: IsolatedPlugins,
+                        signals: IsolatedSignals) {
         var r = WireReader(payload)
         let id = r.u32()
         let function = IsolationWire.Function(rawValue: r.u8())
@@ -571,8 +581,15 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
             }
         case .timelineRemove:
             if !plugins.remove(runnerId: UInt64(bitPattern: arg)) { set(.permanent("no plugin with id \(arg)")) }
-        case .signalEmit, .signalForward, .signalConfiguration:
-            set(.permanent("not offered"))
+        case .signalEmit:
+            let result = bytes.withUnsafeBytes { HostSignalsTable.emit($0, into: services.signals()) }
+            if case .failure(let e) = result {
+                status = e.status == ah_status(AH_ERR_RETRYABLE) ? IsolationWire.retryable : IsolationWire.permanent
+                reply = Array(e.message.utf8)
+            }
+        case .signalForward: set(signals.forward())
+        case .signalConfiguration:
+            if let text = HostSignalsTable.configurationText(of: services.signals()) { reply = Array(text.utf8) } else { status = IsolationWire.absent }
         }
         guard id != 0 else { return }
         var w = WireWriter()
@@ -691,8 +708,11 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         condition.lock()
         if currentChild === process { currentChild = nil }
         let plugins = self.plugins
+        let signals = self.signals
         self.plugins = nil
+        self.signals = nil
         condition.unlock()
+        signals?.end()
         // Its timeline plugins leave the timeline; calls in progress fail (reported per plugin).
         plugins?.end("its process ended (the library's report says why)")
         // Its last answer (destroy's, or the crash) is in: nothing of the library runs any more
