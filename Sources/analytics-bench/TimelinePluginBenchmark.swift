@@ -33,7 +33,8 @@ func buildEnrichmentLibrary(replace: Bool) -> String {
 /// destination, until the destination received every event: the plugin loaded from a library
 /// (`library`, a directory) or in-process (`swift`). Best of three rounds; `cpu`: the process's CPU
 /// µs per event (every thread) in the best round.
-func timelinePluginBenchmark(library: String? = nil, swift: Plugin? = nil, events n: Int) -> (wall: Double, cpu: Double) {
+/// `isolated`: the library runs in its own `analytics-plugin-runner` (process mode, by its key).
+func timelinePluginBenchmark(library: String? = nil, swift: Plugin? = nil, isolated: Bool = false, events n: Int) -> (wall: Double, cpu: Double) {
     var best = Double.infinity, bestCPU = Double.infinity
     for _ in 0..<3 {
         let dir = NSTemporaryDirectory() + "analytics-bench-\(UUID().uuidString)"
@@ -46,6 +47,10 @@ func timelinePluginBenchmark(library: String? = nil, swift: Plugin? = nil, event
         config.destinationQueueCapacity = n + 1
         config.flushTimeout = 600
         config.pluginsDirectory = library
+        if isolated {
+            config.isolation = IsolationConfiguration(byKey: ["Enricher": .process])
+            config.isolation.scanCacheFile = ""
+        }
         if let swift { config.plugins = [swift] }
         let analytics = Analytics(configuration: config)
         analytics.add(plugin: NoOpDestination(key: "Dest0"))

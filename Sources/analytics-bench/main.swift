@@ -47,6 +47,10 @@ if CommandLine.arguments.dropFirst().first == "signals" {
         table.add("track() with 1 enrichment plugin that \(label), loaded C vs in-process Swift: µs/event",
                   String(format: "%.2f vs %.2f (ratio %.2f)", native.wall, swift.wall, native.wall / swift.wall))
         table.add("  the same, CPU µs/event (every thread)", String(format: "%.2f vs %.2f", native.cpu, swift.cpu))
+        // Process mode: the plugin's every call is a round trip to its runner.
+        let isolated = timelinePluginBenchmark(library: library, isolated: true, events: 30_000)
+        table.add("  the same library in process mode (its own runner): µs/event",
+                  String(format: "%.2f (in-process %.2f, ratio %.1f)", isolated.wall, native.wall, isolated.wall / native.wall))
     }
     let keepCall = keepCallBenchmark(library: keepLibrary)
     table.add("one KEEP call on an encoded event, loaded C vs in-process Swift plugin: ns",

@@ -29,7 +29,8 @@ var err = [CChar](repeating: 0, count: 256)
 func text(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
-let limit = UInt64(value("--memory-limit") ?? "0") ?? 0
+// ThreadSanitizer's runtime cannot live under RLIMIT_AS (a `make tsan` build only).
+let limit = ThreadSanitizer.isActive ? 0 : UInt64(value("--memory-limit") ?? "0") ?? 0
 let parent = Int32(value("--parent") ?? "0") ?? 0
 if ah_runner_sandbox(arguments.contains("--progress") ? 5 : PluginRunner.resultsFd, limit, parent, &err, err.count) < 0 {
     FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")

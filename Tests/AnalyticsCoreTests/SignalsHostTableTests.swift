@@ -24,9 +24,11 @@ import Testing
         return (analytics, out, lines, dir)
     }
 
-    /// Every signal emitted so far has reached the library (in process mode: crossed to its runner,
-    /// whose flush first delivers what its hub holds).
+    /// What the library's hooks did so far (set_ready, …) took effect and every signal emitted so
+    /// far reached it (in process mode: crossed to its runner, whose flush first delivers what
+    /// its hub holds).
     private func settle(_ analytics: Analytics) {
+        #expect(analytics.flush())
         #expect(analytics.signals?.flush(timeout: 5) == true)
         #expect(analytics.flush())
     }

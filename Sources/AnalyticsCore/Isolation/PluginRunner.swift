@@ -36,7 +36,9 @@ public enum PluginRunner {
     /// Writes frames to the host; shared by the main thread and library threads.
     final class Output: @unchecked Sendable {
         let fd: Int32
-        private let lock = Locked(())
+        /// Frames are written whole, one at a time. (An NSLock: ThreadSanitizer misreads the
+        /// exclusivity access of a `Locked` whose value has no size as a race.)
+        private let lock = NSLock()
         private let waiters = Locked<[UInt32: Waiter]>([:])
         private let nextCall = Locked<UInt32>(1)
 
@@ -49,10 +51,10 @@ public enum PluginRunner {
         init(fd: Int32) { self.fd = fd }
 
         func send(_ frame: [UInt8]) {
-            lock.withLock { _ in
-                // The host is gone: nothing left to serve.
-                if !WireIO.writeAll(fd, frame) { _exit(0) }
-            }
+            lock.lock()
+            defer { lock.unlock() }
+            // The host is gone: nothing left to serve.
+            if !WireIO.writeAll(fd, frame) { _exit(0) }
         }
 
         func frame(_ kind: IsolationWire.Kind, _ body: (inout WireWriter) -> Void) {
