@@ -119,7 +119,7 @@ void live_gen_release(live_gen *g) {
     live_engine_destroy(g->engine);
     live_free_actions(g->pending);
     live_buf_free(&g->result);
-    live_buf_free(&g->io);
+    live_buf_free(&g->head);
     live_instance *live = g->live;
     free(g);
     live_release_instance(live);
@@ -179,7 +179,7 @@ live_outcome live_call_global(live_instance *live, const char *function, const c
     live_js_error local;
     live_js_error *e = error ? error : &local;
     live_engine_lock(g->engine);
-    live_outcome outcome = live_engine_call(g->engine, function, -1, json, json_len, 0, result, e);
+    live_outcome outcome = live_engine_call(g->engine, function, -1, json, json_len, 0, NULL, 0, result, e);
     if (outcome == LIVE_THREW || outcome == LIVE_TIMED_OUT || outcome == LIVE_NOT_JSON) {
         char text[1024];
         live_format_error(e, text, sizeof text);

@@ -77,9 +77,11 @@ live_outcome live_engine_eval(live_engine *engine, const char *source, size_t le
 /* Calls the global function `function` with the arguments (`id`, value) when `id` >= 0, or
  * (value) otherwise, where value is `json` parsed (`json_len` bytes, need not be
  * NUL-terminated; NULL: undefined). On LIVE_VALUE the result is JSON text in `result`; with
- * `string_arg` the value is passed as the JavaScript string `json` instead of being parsed. */
+ * `string_arg` the value is passed as the JavaScript string `json` instead of being parsed, and
+ * `extra` (when not NULL, `extra_len` bytes) follows it as a second string argument. */
 live_outcome live_engine_call(live_engine *engine, const char *function, int64_t id,
                               const char *json, size_t json_len, int string_arg,
+                              const char *extra, size_t extra_len,
                               live_buf *result, live_js_error *error);
 
 /* The engine's heap as the engine measures it (bytes); checks it against max_heap_bytes after

@@ -401,8 +401,8 @@ static JSObjectRef find_function(live_engine *e, const char *name) {
 }
 
 live_outcome live_engine_call(live_engine *e, const char *function, int64_t id, const char *json,
-                              size_t json_len, int string_arg, live_buf *result,
-                              live_js_error *error) {
+                              size_t json_len, int string_arg, const char *extra, size_t extra_len,
+                              live_buf *result, live_js_error *error) {
     JSContextRef ctx = e->context;
     JSObjectRef f = find_function(e, function);
     if (!f) {
@@ -412,7 +412,7 @@ live_outcome live_engine_call(live_engine *e, const char *function, int64_t id, 
         }
         return LIVE_NO_FUNCTION;
     }
-    JSValueRef argv[2];
+    JSValueRef argv[3];
     size_t argc = 0;
     if (id >= 0) argv[argc++] = JSValueMakeNumber(ctx, (double)id);
     if (json) {
@@ -430,6 +430,12 @@ live_outcome live_engine_call(live_engine *e, const char *function, int64_t id, 
         argv[argc++] = v;
     } else {
         argv[argc++] = JSValueMakeUndefined(ctx);
+    }
+    if (extra && string_arg) {
+        JSStringRef s = make_string(e, extra, extra_len);
+        if (!s) goto oom;
+        argv[argc++] = JSValueMakeString(ctx, s);
+        JSStringRelease(s);
     }
     e->timed_out = 0;
     JSValueRef exception = NULL;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -17,6 +18,25 @@
 #include "live_json.h"
 
 /* ---- generations: loading and switching bundles ----------------------------------------- */
+
+void live_random_hex(char *out, size_t cap) {
+    unsigned char bytes[64];
+    size_t n = (cap - 1 + 1) / 2;
+    if (n > sizeof bytes) n = sizeof bytes;
+    if (getrandom(bytes, n, 0) != (ssize_t)n) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        uint64_t x = (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 32) ^ (uint64_t)(uintptr_t)out;
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            bytes[i] = (unsigned char)x;
+        }
+    }
+    static const char digits[] = "0123456789abcdef";
+    size_t i = 0;
+    for (; i + 1 < cap && i / 2 < n; i++) out[i] = digits[(bytes[i / 2] >> ((i % 2) ? 0 : 4)) & 0xf];
+    out[i] = 0;
+}
 
 live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, const char *file,
                              int64_t version, live_action **actions, char *err, size_t err_cap) {
@@ -27,6 +47,8 @@ live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, 
     atomic_fetch_add(&live->refs, 1);
     g->version = version;
     g->pending_tail = &g->pending;
+    live_random_hex(g->context_token, sizeof g->context_token);
+    g->context_marker_len = (size_t)snprintf(g->context_marker, sizeof g->context_marker, "\"context\":\"%s\"", g->context_token);
     snprintf(g->file, sizeof g->file, "%s", file);
     live_engine_config config = {
         .time_limit_seconds = live->time_limit, .max_heap_bytes = live->max_heap,

@@ -63,7 +63,11 @@ struct live_gen {
     char file[PATH_MAX];
     /* Guarded by the engine lock: */
     live_action *pending, **pending_tail;
-    live_buf result, io;
+    live_buf result;
+    live_buf head;               /* the event without its context, for the call (plugin_process) */
+    char context_token[33];      /* 32 random hex digits, private to the runtime (plugin_process) */
+    char context_marker[48];     /* "context":"<token>" */
+    size_t context_marker_len;
     double next_heap_check;
     int retired;                 /* guarded by live->mutex: no longer active, adds are refused */
 };
@@ -106,6 +110,8 @@ static inline double live_now_seconds(void) {
 }
 
 /* live.c: helpers and references */
+/* `cap - 1` random hex digits and a NUL (getrandom; a clock-and-address mix if it fails). */
+void live_random_hex(char *out, size_t cap);
 int live_host_string(int64_t (*get)(void *, char *, size_t), void *ctx, live_buf *out, int *is_null);
 void live_format_error(const live_js_error *e, char *out, size_t cap);
 void live_release_instance(live_instance *live);

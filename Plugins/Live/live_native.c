@@ -26,8 +26,9 @@ int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const
     live_gen *g = ctx;
     live_instance *live = g->live;
     if (strcmp(op, "config") == 0) {
-        char head[64];
-        snprintf(head, sizeof head, "{\"version\":%lld,\"writeKey\":", (long long)g->version);
+        char head[128];
+        snprintf(head, sizeof head, "{\"version\":%lld,\"contextToken\":\"%s\",\"writeKey\":", (long long)g->version,
+                 g->context_token);
         if (live_buf_set(out, head, strlen(head))) return -1;
         pthread_mutex_lock(&live->mutex);
         int failed = live_json_append_string(out, live->write_key.data ? live->write_key.data : "", live->write_key.len);

@@ -86,6 +86,62 @@ static int handles_event(const live_plugin *p, const char *json, size_t len) {
     return (p->handles & type_bit(s + 1, (size_t)(e - s - 2))) != 0;
 }
 
+/* Where the event's `context` member is, when it is the last member of the event and an object
+ * (as the host writes events): `*comma` at the ',' before it (or just after the '{' when it is the
+ * only member), `*value` at its '{'; the value runs to the event's closing '}'. 0 otherwise.
+ * One backward pass over that last value: outside strings, the first '"' met going backward
+ * closes a string, which opens at the previous '"' not preceded by an odd run of backslashes
+ * (inside a JSON string a '"' is always escaped). */
+static int find_last_context(const char *json, size_t len, size_t *comma, size_t *value) {
+    static const char key[] = "\"context\":";
+    const size_t n = sizeof key - 1;
+    if (len < n + 4 || json[len - 1] != '}' || json[len - 2] != '}') return 0;
+    size_t i = len - 2;  /* the last value's closing '}' */
+    int depth = 0;
+    for (;;) {
+        char c = json[i];
+        if (c == '"') {
+            for (;;) {
+                if (i == 0) return 0;
+                i--;
+                if (json[i] != '"') continue;
+                size_t b = i;
+                while (b > 0 && json[b - 1] == '\\') b--;
+                if (((i - b) & 1) == 0) break;
+            }
+        } else if (c == '}' || c == ']') {
+            depth++;
+        } else if (c == '{' || c == '[') {
+            if (--depth == 0) break;
+        }
+        if (i == 0) return 0;
+        i--;
+    }
+    /* json[i] is the '{' that opens the last value. */
+    if (json[i] != '{' || i < n + 1 || memcmp(json + i - n, key, n) != 0) return 0;
+    size_t before = i - n - 1;
+    if (json[before] != ',' && json[before] != '{') return 0;
+    *comma = json[before] == ',' ? before : before + 1;
+    *value = i;
+    return 1;
+}
+
+/* Where JavaScript left the event's context untouched, it wrote `"context":"<token>"` in its
+ * place (the token is random per bundle load and only the runtime knows it): the original text
+ * goes back there, byte for byte. 0 when there is nothing to put back, -1 when out of memory. */
+static int restore_context(live_gen *g, const char *context, size_t context_len) {
+    const char *at = memmem(g->result.data, g->result.len, g->context_marker, g->context_marker_len);
+    if (!at) return 0;
+    size_t before = (size_t)(at - g->result.data), after = before + g->context_marker_len;
+    if (live_buf_set(&g->head, g->result.data, before + 10) ||  /* through `"context":` */
+        live_buf_append(&g->head, context, context_len) ||
+        live_buf_append(&g->head, g->result.data + after, g->result.len - after)) return -1;
+    live_buf swap = g->result;
+    g->result = g->head;
+    g->head = swap;
+    return 0;
+}
+
 static int32_t plugin_process(void *ctx, const char *json, size_t len, const ah_event_output *out,
                               char *err, size_t err_cap) {
     live_plugin *p = ctx;
@@ -94,9 +150,25 @@ static int32_t plugin_process(void *ctx, const char *json, size_t len, const ah_
     live_js_error error;
     live_engine_lock(g->engine);
     /* The event crosses as a string and JSON.parse/JSON.stringify run inside the one call: one
-     * VM entry (one watchdog arming) per event, measured faster than parsing through the C API. */
-    live_outcome outcome = live_engine_call(g->engine, "__livePluginsProcess", p->js_id, json, len, 1,
-                                            &g->result, &error);
+     * VM entry (one watchdog arming) per event, measured faster than parsing through the C API.
+     * Its context (about half of its text) crosses as a second string that JavaScript parses
+     * only if the plugin touches it (see lazyContext in runtime/liveplugins.js). */
+    size_t comma = 0, value = 0;
+    int lazy = find_last_context(json, len, &comma, &value);
+    if (lazy) {
+        /* The event without its context: "{...}" */
+        if (live_buf_set(&g->head, json, comma) || live_buf_append(&g->head, "}", 1)) lazy = 0;
+    }
+    live_outcome outcome = lazy
+        ? live_engine_call(g->engine, "__livePluginsProcess", p->js_id, g->head.data, g->head.len, 1,
+                           json + value, len - 1 - value, &g->result, &error)
+        : live_engine_call(g->engine, "__livePluginsProcess", p->js_id, json, len, 1, NULL, 0, &g->result, &error);
+    if (lazy && outcome == LIVE_VALUE && restore_context(g, json + value, len - 1 - value)) {
+        snprintf(error.message, sizeof error.message, "out of memory");
+        error.file[0] = 0;
+        error.line = 0;
+        outcome = LIVE_THREW;
+    }
     int32_t answer = AH_EVENT_KEEP;
     switch (outcome) {
     case LIVE_NOTHING:
@@ -128,7 +200,7 @@ static void plugin_call(live_plugin *p, const char *function, const char *json, 
     live_gen *g = p->gen;
     live_js_error error;
     live_engine_lock(g->engine);
-    live_outcome outcome = live_engine_call(g->engine, function, p->js_id, json, len, 0, NULL, &error);
+    live_outcome outcome = live_engine_call(g->engine, function, p->js_id, json, len, 0, NULL, 0, NULL, &error);
     if (outcome == LIVE_THREW || outcome == LIVE_TIMED_OUT || outcome == LIVE_NO_FUNCTION) {
         char text[1024];
         note_failure(p, outcome, &error, text, sizeof text);

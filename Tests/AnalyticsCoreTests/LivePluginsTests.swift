@@ -112,6 +112,79 @@ struct LivePluginsTests {
         #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
     }
 
+    /// The event's context reaches JavaScript unparsed (parsed on first touch, its text put back
+    /// when untouched); whatever a plugin does with it behaves as with the plain object.
+    @Test func theContextIsTheObjectWhateverThePluginDoesWithIt() throws {
+        let bundle = #"""
+            class Context extends LivePlugin {
+                track(event) {
+                    const p = event.properties
+                    switch (event.event) {
+                    case "Read": p.model = event.context.device.model; break
+                    case "Write": event.context.device.model = "y"; break
+                    case "Replace": event.context = { fresh: true }; break
+                    case "Delete": delete event.context; break
+                    case "Keys": p.keys = Object.keys(event).join(","); p.inner = Object.keys(event.context).join(","); break
+                    case "Spread": return { ...event, event: "Spread2" }
+                    case "Stringify": p.text = JSON.stringify(event.context); break
+                    case "Freeze": Object.freeze(event.context); p.frozen = Object.isFrozen(event.context); break
+                    case "In": p.has = ("device" in event.context) && Object.hasOwn(event, "context") && !("nope" in event.context); break
+                    case "Child": { const child = Object.create(event); child.context = { mine: 1 }; p.mine = child.context.mine; break }
+                    case "Move": { const c = event.context; delete event.context; event.last = 1; event.context = c; break }
+                    case "Same": p.same = event.context === event.context && typeof event.context === "object" && !Array.isArray(event.context); break
+                    }
+                    return event
+                }
+            }
+            analytics.add(new Context(LivePluginType.enrichment, null))
+            """#
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        let big = try JSON(parsing: "12345678901234567890")
+        let context: JSONObject = ["device": ["model": "x1", "advertisingId": "ad"], "locale": "en", "id": big,
+                                   "nested": ["context": ["x": 1]]]
+        let names = ["Untouched", "Read", "Write", "Replace", "Delete", "Keys", "Spread", "Stringify", "Freeze", "In", "Child", "Move", "Same"]
+        // Context last, as the host writes events (then it crosses unparsed).
+        for (i, name) in names.enumerated() {
+            _ = try client.analytics.process(payload: ["type": "track", "event": .string(name), "anonymousId": "a-1",
+                                                       "properties": ["n": 1], "messageId": .string("m-\(i)"),
+                                                       "timestamp": "2026-11-24T00:00:00.000Z", "integrations": [:],
+                                                       "context": .object(context)])
+        }
+        // Context not the last member (the app put it first): read as a whole, order kept.
+        _ = try client.analytics.process(payload: ["type": "track", "context": .object(context), "event": "First", "anonymousId": "a-1",
+                                                   "properties": ["n": 1]])
+        #expect(client.analytics.flush())
+        let events = client["Mixpanel"].events
+        try #require(events.count == names.count + 1, "\(client.observer.errorMessages)")
+        func event(_ name: String) -> Event { events.first { $0.event == name } ?? events[0] }
+        let original = event("Untouched")
+        let sent = original.context
+        #expect(sent["id"]?.numberValue?.text == "12345678901234567890", "untouched: its text put back exactly")
+        #expect(sent["device"] == context["device"] && sent["nested"] == context["nested"] && sent["locale"] == "en")
+        #expect(event("Read").properties["model"] == "x1" && event("Read").context == sent)
+        #expect(event("Write").context["device"]?["model"] == "y")
+        #expect(event("Write").context["device"]?.objectValue?.keys == ["model", "advertisingId"])
+        #expect(event("Replace").context == ["fresh": true])
+        #expect(event("Delete").payload["context"] == nil)
+        #expect(event("Keys").properties["keys"]?.stringValue == original.payload.keys.joined(separator: ","))
+        #expect(event("Keys").properties["inner"]?.stringValue == sent.keys.joined(separator: ","))
+        #expect(event("Spread2").context["device"] == context["device"] && event("Spread2").payload.keys == original.payload.keys)
+        let text = event("Stringify").properties["text"]?.stringValue ?? ""
+        #expect((try? JSON(parsing: text))?.objectValue?.keys == sent.keys, "\(text)")
+        #expect(text.contains(#""device":{"model":"x1","advertisingId":"ad"}"#) && text.contains(#""nested":{"context":{"x":1}}"#), "\(text)")
+        #expect(event("Freeze").properties["frozen"] == true && event("Freeze").context["device"] == context["device"])
+        #expect(event("In").properties["has"] == true)
+        #expect(event("Child").properties["mine"] == 1 && event("Child").context["device"] == context["device"])
+        #expect(Array(event("Move").payload.keys.suffix(2)) == ["last", "context"])
+        #expect(event("Move").context["id"]?.numberValue?.text == "12345678901234567890", "moved but untouched: exact")
+        #expect(event("Same").properties["same"] == true)
+        let first = event("First")
+        #expect(first.payload.keys.first == "type" && first.payload.keys.dropFirst().first == "context", "\(first.payload.keys)")
+        #expect(first.context["device"] == context["device"])
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+    }
+
     /// Every lifecycle method, each observed through an event the bundle sends back.
     @Test func everyLifecycleMethodIsCalled() throws {
         let bundle = """

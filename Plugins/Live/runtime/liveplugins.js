@@ -220,15 +220,55 @@
     function entry(name, fn) {
         Object.defineProperty(global, name, { value: fn, writable: false, enumerable: false, configurable: false });
     }
+    // The event's context, read only if the plugin touches it. `contextText`, when given, is the
+    // event's last member, `context`, cut out of the event's text by the library: about half of
+    // an event's text, which most plugins never look at. In its place the event gets a Proxy
+    // whose target stays an empty object until the first operation of any kind on it, which
+    // fills the target from the text and then acts on it: to the plugin it is the context object
+    // (same keys, values, order, prototype, identity across reads; freezing, spreading and
+    // JSON.stringify work as on the object). When the plugin returns this same event with the
+    // Proxy still untouched at `context` (wherever the key now is), the answer carries a marker
+    // there that only this runtime knows, and the library puts the original text back.
+    class LazyContext {
+        constructor(text) { this.text = text; }
+        fill(target) {
+            if (this.text === null) return;
+            const text = this.text;
+            this.text = null;
+            Object.assign(target, JSON.parse(text));
+        }
+        get(t, k, r) { this.fill(t); return Reflect.get(t, k, r); }
+        set(t, k, v, r) { this.fill(t); return Reflect.set(t, k, v, r); }
+        has(t, k) { this.fill(t); return Reflect.has(t, k); }
+        deleteProperty(t, k) { this.fill(t); return Reflect.deleteProperty(t, k); }
+        ownKeys(t) { this.fill(t); return Reflect.ownKeys(t); }
+        getOwnPropertyDescriptor(t, k) { this.fill(t); return Reflect.getOwnPropertyDescriptor(t, k); }
+        defineProperty(t, k, d) { this.fill(t); return Reflect.defineProperty(t, k, d); }
+        getPrototypeOf(t) { this.fill(t); return Reflect.getPrototypeOf(t); }
+        setPrototypeOf(t, p) { this.fill(t); return Reflect.setPrototypeOf(t, p); }
+        isExtensible(t) { this.fill(t); return Reflect.isExtensible(t); }
+        preventExtensions(t) { this.fill(t); return Reflect.preventExtensions(t); }
+    }
+    const contextMarker = config.contextToken;
+
     // One event as JSON text in, JSON text (or null: drop) out.
-    entry("__livePluginsProcess", function (id, text) {
+    entry("__livePluginsProcess", function (id, text, contextText) {
         const plugin = pluginWith(id);
         const event = JSON.parse(text);
+        let lazy = null, placeholder = null;
+        if (contextText !== undefined) {
+            lazy = new LazyContext(contextText);
+            placeholder = new Proxy({}, lazy);
+            event.context = placeholder;
+        }
         const result = typeof plugin.execute === "function" ? plugin.execute(event) : plugin.process(event);
         if (result === null || result === undefined) return null;
         if (typeof result !== "object" || Array.isArray(result)) {
             throw new TypeError("returned " + (Array.isArray(result) ? "an array" : typeof result) +
                                 ", not an event object (return the event, or null to drop it)");
+        }
+        if (lazy !== null && lazy.text !== null && result === event && Object.getOwnPropertyDescriptor(event, "context")?.value === placeholder) {
+            event.context = contextMarker;
         }
         return JSON.stringify(result);
     });
