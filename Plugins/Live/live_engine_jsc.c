@@ -444,10 +444,12 @@ live_outcome live_engine_call(live_engine *e, const char *function, int64_t id, 
         describe_exception(e, exception, NULL, error);
         return e->timed_out ? LIVE_TIMED_OUT : LIVE_THREW;
     }
-    if (JSValueIsNull(ctx, r) || JSValueIsUndefined(ctx, r)) return LIVE_NOTHING;
+    /* One call for the type (every C API call takes and releases the VM's lock). */
+    JSType type = JSValueGetType(ctx, r);
+    if (type == kJSTypeNull || type == kJSTypeUndefined) return LIVE_NOTHING;
     if (!result) return LIVE_VALUE;
     JSStringRef text;
-    if (string_arg && JSValueIsString(ctx, r)) {
+    if (string_arg && type == kJSTypeString) {
         text = JSValueToStringCopy(ctx, r, NULL);
     } else {
         text = JSValueCreateJSONString(ctx, r, 0, &exception);
