@@ -2,9 +2,17 @@
 #include "runner_sandbox.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -29,6 +37,149 @@ static int close_above(int keep_max) {
     return 1;
 }
 
+/* ---- capabilities ------------------------------------------------------------------------ */
+
+/* Empties the bounding, ambient, effective, permitted and inheritable sets. A runner of a host
+ * that runs as root then has uid 0 without any capability: no CAP_DAC_OVERRIDE, CAP_KILL,
+ * CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_NET_ADMIN…, and an exec cannot give them back (the bounding
+ * set is empty and no_new_privs is set). For an ordinary user the sets are empty already. */
+static int drop_capabilities(void) {
+    /* The bounding set first: dropping from it needs CAP_SETPCAP, which the capset below removes. */
+    for (int cap = 0; cap < 64; cap++) {
+        if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) break;  /* past the kernel's last capability */
+        (void)prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);           /* EPERM without CAP_SETPCAP: nothing to drop */
+    }
+#ifdef PR_CAP_AMBIENT
+    (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+#endif
+    struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct none[2];
+    memset(none, 0, sizeof none);
+    if (syscall(SYS_capset, &header, none) != 0) return 0;
+    struct __user_cap_data_struct now[2];
+    if (syscall(SYS_capget, &header, now) != 0) return 0;
+    return (now[0].effective | now[0].permitted | now[1].effective | now[1].permitted) == 0;
+}
+
+/* ---- the system-call filter -------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+#define RUNNER_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define RUNNER_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifdef RUNNER_AUDIT_ARCH
+#define FILTER_MAX 256
+struct filter { struct sock_filter code[FILTER_MAX]; unsigned n; };
+
+static void emit(struct filter *f, unsigned short code, unsigned char jt, unsigned char jf, unsigned k) {
+    if (f->n < FILTER_MAX) f->code[f->n++] = (struct sock_filter)BPF_JUMP(code, k, jt, jf);
+}
+static void load_nr(struct filter *f) { emit(f, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, nr)); }
+/* The low 32 bits of the first argument (a pid_t or the clone flags). */
+static void load_arg0(struct filter *f) {
+    emit(f, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, args[0]));
+}
+static void ret(struct filter *f, unsigned value) { emit(f, BPF_RET | BPF_K, 0, 0, value); }
+#define DENY_EPERM (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
+#define DENY_ENOSYS (SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA))
+
+/* `nr` answers `value` (an ERRNO) without running. */
+static void refuse(struct filter *f, long nr, unsigned value) {
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, (unsigned)nr);
+    ret(f, value);
+}
+
+/* `nr`, whose first argument is a process id: refused when it names the host, a process group
+ * (0 or negative) or every process (-1); allowed otherwise. */
+static void refuse_aimed_at_host(struct filter *f, long nr, unsigned host) {
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 6, (unsigned)nr);
+    load_arg0(f);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 3, 0, host);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 0);
+    emit(f, BPF_JMP | BPF_JSET | BPF_K, 1, 0, 0x80000000u);
+    ret(f, SECCOMP_RET_ALLOW);
+    ret(f, DENY_EPERM);
+}
+
+static int install_filter(int parent_pid) {
+    struct filter f = { .n = 0 };
+    /* Another architecture's calling convention (int 0x80 on x86-64) would bypass the numbers below. */
+    emit(&f, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, arch));
+    emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, RUNNER_AUDIT_ARCH);
+    ret(&f, DENY_ENOSYS);
+    load_nr(&f);
+#ifdef __x86_64__
+    emit(&f, BPF_JMP | BPF_JGE | BPF_K, 0, 1, 0x40000000u);  /* the x32 ABI */
+    ret(&f, DENY_ENOSYS);
+#endif
+    /* Reading or writing another process's memory or registers (the host's among them). */
+    static const long inspect[] = {
+        SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev,
+#ifdef SYS_kcmp
+        SYS_kcmp,
+#endif
+#ifdef SYS_pidfd_getfd
+        SYS_pidfd_getfd,
+#endif
+    };
+    for (size_t i = 0; i < sizeof inspect / sizeof inspect[0]; i++) refuse(&f, inspect[i], DENY_EPERM);
+    /* Signals: by a thread id (which may be one of the host's threads) or through a pidfd (which
+     * /proc/<host> would give) never; by process id, never to the host or a process group. */
+    refuse(&f, SYS_tkill, DENY_EPERM);
+#ifdef SYS_pidfd_send_signal
+    refuse(&f, SYS_pidfd_send_signal, DENY_EPERM);
+#endif
+    unsigned host = parent_pid > 0 ? (unsigned)parent_pid : 0;
+    refuse_aimed_at_host(&f, SYS_kill, host);
+    refuse_aimed_at_host(&f, SYS_tgkill, host);
+    refuse_aimed_at_host(&f, SYS_rt_sigqueueinfo, host);
+    refuse_aimed_at_host(&f, SYS_rt_tgsigqueueinfo, host);
+    /* New namespaces (an unprivileged user namespace would hand out capabilities again). clone3
+     * passes its flags in memory, which a filter cannot read: it answers ENOSYS, and the C
+     * library falls back to clone, whose flags are checked. */
+    static const long namespaces[] = { SYS_unshare, SYS_setns };
+    for (size_t i = 0; i < sizeof namespaces / sizeof namespaces[0]; i++) refuse(&f, namespaces[i], DENY_EPERM);
+#ifdef SYS_clone3
+    refuse(&f, SYS_clone3, DENY_ENOSYS);
+#endif
+    emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 4, (unsigned)SYS_clone);
+    load_arg0(&f);
+    emit(&f, BPF_JMP | BPF_JSET | BPF_K, 1, 0,
+         CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP);
+    ret(&f, SECCOMP_RET_ALLOW);
+    ret(&f, DENY_EPERM);
+    /* Kernel-wide facilities no integration needs; most also need a capability the runner no
+     * longer has, the rest (eBPF, perf events, keyrings, userfaultfd) are refused here. */
+    static const long system_wide[] = {
+        SYS_bpf, SYS_perf_event_open, SYS_userfaultfd, SYS_keyctl, SYS_add_key, SYS_request_key,
+        SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_swapon, SYS_swapoff, SYS_reboot,
+        SYS_init_module, SYS_finit_module, SYS_delete_module, SYS_kexec_load, SYS_acct,
+        SYS_settimeofday, SYS_clock_settime, SYS_clock_adjtime, SYS_adjtimex, SYS_sethostname,
+        SYS_setdomainname, SYS_quotactl, SYS_open_by_handle_at, SYS_name_to_handle_at, SYS_syslog,
+        SYS_vhangup,
+#ifdef SYS_kexec_file_load
+        SYS_kexec_file_load,
+#endif
+#ifdef SYS_fsopen
+        SYS_fsopen, SYS_fsmount, SYS_move_mount, SYS_open_tree,
+#endif
+#ifdef __x86_64__
+        SYS_iopl, SYS_ioperm,
+#endif
+    };
+    load_nr(&f);
+    for (size_t i = 0; i < sizeof system_wide / sizeof system_wide[0]; i++) refuse(&f, system_wide[i], DENY_EPERM);
+    ret(&f, SECCOMP_RET_ALLOW);
+    if (f.n >= FILTER_MAX) return 0;
+    struct sock_fprog program = { (unsigned short)f.n, f.code };
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0;
+}
+#else
+static int install_filter(int parent_pid) { (void)parent_pid; return 0; }
+#endif
+
 int64_t ah_runner_sandbox(int keep_max, uint64_t memory_limit, int parent_pid, char *err, size_t cap) {
     int64_t applied = 0;
     if (close_above(keep_max)) applied |= AH_SANDBOX_FDS_CLOSED;
@@ -44,5 +195,8 @@ int64_t ah_runner_sandbox(int keep_max, uint64_t memory_limit, int parent_pid, c
         struct rlimit limit = { (rlim_t)memory_limit, (rlim_t)memory_limit };
         if (setrlimit(RLIMIT_AS, &limit) == 0) applied |= AH_SANDBOX_MEMORY_LIMIT;
     }
+    if (drop_capabilities()) applied |= AH_SANDBOX_NO_CAPABILITIES;
+    /* Needs no_new_privs (or CAP_SYS_ADMIN, gone by now). */
+    if ((applied & AH_SANDBOX_NO_NEW_PRIVS) && install_filter(parent_pid)) applied |= AH_SANDBOX_SYSCALL_FILTER;
     return applied;
 }

@@ -10,11 +10,21 @@
  *   event "Allocate"          allocates and touches memory without bound; when malloc fails it
  *                             writes through the NULL it got (as unchecked code does);
  *   event "Probe"             writes what restricts its process instead of the event:
- *                             {"fds":"0=/dev/null 1=... ","nnp":1,"as":BYTES} (open descriptors
- *                             and their targets, PR_GET_NO_NEW_PRIVS, RLIMIT_AS; -1: unlimited).
+ *                             {"fds":"0=/dev/null 1=... ","nnp":1,"as":BYTES,...} (open
+ *                             descriptors and their targets, PR_GET_NO_NEW_PRIVS, RLIMIT_AS (-1:
+ *                             unlimited), the CapEff/CapPrm/CapBnd and Seccomp lines of
+ *                             /proc/self/status, whether it leads a process group of its own, and
+ *                             the errno (0: allowed) of: signal 0 to the host, to its own process
+ *                             group and to itself; PTRACE_ATTACH to the host; reading the host's
+ *                             memory, and opening /proc/<host>/mem; a new user namespace).
  * Build with -DKEY='"Name"' to give each copy its own key. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/prctl.h>
@@ -50,6 +60,35 @@ static void setting(const char *settings, size_t len, const char *key, char *out
     }
 }
 
+/* 0 when the call succeeded, else its errno. */
+static int errno_of(int rc) { return rc < 0 ? errno : 0; }
+
+/* Opens /proc/<host>/mem (and closes it): 0 or -1 with errno. */
+static int open_host_memory(pid_t host) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)host);
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0) close(fd);
+    return fd < 0 ? -1 : 0;
+}
+
+/* Appends ,"Name":"value" for the line "Name:\tvalue" of /proc/self/status. */
+static void status_line(const char *name, char *line, size_t *used, size_t cap) {
+    char text[256];
+    size_t n = strlen(name);
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return;
+    while (fgets(text, sizeof text, f)) {
+        if (strncmp(text, name, n) != 0) continue;
+        char *v = text + n;
+        while (*v == ' ' || *v == '\t') v++;
+        v[strcspn(v, "\n")] = 0;
+        *used += (size_t)snprintf(line + *used, cap - *used, ",\"%.*s\":\"%s\"", (int)(n - 1), name, v);
+        break;
+    }
+    fclose(f);
+}
+
 static void probe(ah_instance *self) {
     char line[8192], target[256], path[300];
     size_t used = 0;
@@ -67,8 +106,26 @@ static void probe(ah_instance *self) {
     }
     if (dir) closedir(dir);
     getrlimit(RLIMIT_AS, &as);
-    used += (size_t)snprintf(line + used, sizeof line - used, "\",\"nnp\":%d,\"as\":%lld}\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
+    used += (size_t)snprintf(line + used, sizeof line - used, "\",\"nnp\":%d,\"as\":%lld", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
                              as.rlim_cur == RLIM_INFINITY ? -1LL : (long long)as.rlim_cur);
+    status_line("CapEff:", line, &used, sizeof line);
+    status_line("CapPrm:", line, &used, sizeof line);
+    status_line("CapBnd:", line, &used, sizeof line);
+    status_line("Seccomp:", line, &used, sizeof line);
+    {
+        pid_t host = getppid();
+        char byte = 0, got = 0;
+        struct iovec local = { &got, 1 }, remote = { &byte, 1 };  /* any address: the call is refused first */
+        used += (size_t)snprintf(line + used, sizeof line - used,
+                                 ",\"ownGroup\":%d,\"killHost\":%d,\"killGroup\":%d,\"killSelf\":%d,\"ptraceHost\":%d,"
+                                 "\"readHost\":%d,\"userNamespace\":%d,\"openHostMemory\":%d",
+                                 getpgid(0) == getpid() && getpgid(0) != getpgid(host),
+                                 errno_of(kill(host, 0)), errno_of(kill(0, 0)), errno_of(kill(getpid(), 0)),
+                                 errno_of((int)ptrace(PTRACE_ATTACH, host, NULL, NULL)),
+                                 errno_of((int)process_vm_readv(host, &local, 1, &remote, 1, 0)),
+                                 errno_of(unshare(CLONE_NEWUSER)), errno_of(open_host_memory(host)));
+    }
+    used += (size_t)snprintf(line + used, sizeof line - used, "}\n");
     if (self->fd >= 0 && write(self->fd, line, used) != (ssize_t)used) { /* nothing to do */ }
 }
 

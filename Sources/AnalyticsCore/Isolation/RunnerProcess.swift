@@ -50,7 +50,11 @@ final class RunnerProcess: @unchecked Sendable {
         sigemptyset(&defaults)
         for signal in [SIGPIPE, SIGINT, SIGTERM, SIGCHLD] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        // A process group of its own: the terminal's Ctrl-C, Ctrl-Z and a `kill -- -PGID` reach the
+        // host, which stops its runners in order (flush, destroy) instead of losing what a library
+        // still held in memory to a SIGINT that killed its runner first.
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
         let argv = ([runner] + arguments + ["--parent", String(getpid())]).map { strdup($0) }
         defer { for p in argv { free(p) } }
