@@ -1,7 +1,8 @@
 /* Fixture: an integration that offers the AH_EXT_APPLICATION table and writes one line per call
  * to LOG_PATH ("started", "track", "app <kind> <json>", "stopping", "flush", "destroy"), so a test
  * sees which application events arrived, with what JSON, and in what order with the other hooks.
- * -DFAIL_KIND=n: application_event fails (permanently) for that kind.
+ * -DFAIL_KIND=n: application_event fails for that kind, with FAIL_STATUS (default AH_ERR_PERMANENT).
+ * -DCRASH_KIND=n: application_event segfaults for that kind, after its line (a runner's crash).
  * -DSHORT_TABLE: the table declares a size smaller than its /1 layout (the host must refuse it).
  * -DNOT_DESTINATION: the library's role has no AH_ROLE_DESTINATION (a utility instance). */
 #include <stdio.h>
@@ -11,6 +12,9 @@
 
 #ifndef KEY
 #define KEY "AppProbe"
+#endif
+#ifndef FAIL_STATUS
+#define FAIL_STATUS AH_ERR_PERMANENT
 #endif
 #ifndef LOG_PATH
 #define LOG_PATH "/dev/null"
@@ -53,10 +57,16 @@ static ah_status probe_application_event(ah_instance *self, int32_t kind, const 
 #ifdef FAIL_KIND
     if (kind == FAIL_KIND) {
         snprintf(err, cap, "probe refuses kind %d", (int)kind);
-        return AH_ERR_PERMANENT;
+        return FAIL_STATUS;
     }
 #else
     (void)err; (void)cap;
+#endif
+#ifdef CRASH_KIND
+    if (kind == CRASH_KIND) {
+        volatile int *nowhere = NULL;
+        *nowhere = 1;
+    }
 #endif
     return AH_OK;
 }

@@ -116,13 +116,16 @@ extension Analytics {
     }
 
     /// Every destination through its worker (after the events already queued for it), every other
-    /// plugin here; libraries that are not destinations on their own thread.
+    /// plugin here; libraries that are not destinations on their own thread (or in their runner's
+    /// ordered stream, in process mode).
     func deliver(_ event: ApplicationEvent) {
         for plugin in allPlugins {
             if let destination = plugin as? DestinationPlugin, plugin.type == .destination {
                 _ = timeline.worker(forKey: destination.key)?.submit(.application(event))
             } else if let native = plugin as? NativeExtension {
                 native.application(event)
+            } else if let process = plugin as? ProcessExtension {
+                process.application(event)
             } else if let listener = plugin as? ApplicationLifecycle {
                 listener.application(event)
             }

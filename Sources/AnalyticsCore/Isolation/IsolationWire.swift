@@ -6,7 +6,8 @@ import Glibc
 /// results come back in batches, so a pipe write costs per batch, not per event.
 ///
 ///   host → runner   start (JSON: settings, options, storage directory, retry policy, signals
-///                   configuration), batch (items in order), reply (to one call of the library),
+///                   configuration), batch (items in order: events, update, reset, flush,
+///                   lifecycle, application events, destroy), reply (to one call of the library),
 ///                   plugin (a callback of a timeline plugin the library added: `process` is
 ///                   answered, the others are one-way), signal (one signal for the library's
 ///                   subscribers)
@@ -26,6 +27,8 @@ enum IsolationWire {
         case identify = 0, track = 1, screen = 2, group = 3, alias = 4
         case updateInitial = 10, updateRefresh = 11, reset = 12, flush = 13
         case lifecycleStarted = 14, lifecycleStopping = 15, destroy = 16
+        /// AH_EXT_APPLICATION's `application_event`: bytes as `applicationItem` writes them.
+        case application = 17
 
         init(_ type: EventType) {
             switch type {
@@ -53,8 +56,18 @@ enum IsolationWire {
             case .lifecycleStarted: return "lifecycle(started)"
             case .lifecycleStopping: return "lifecycle(stopping)"
             case .destroy: return "destroy"
+            case .application: return "application_event"
             }
         }
+    }
+
+    /// An `application` item's bytes: the AH_APP_* kind (u32), then the event's JSON (the hook's
+    /// two arguments; the runner passes the JSON on in place, without a copy).
+    static func applicationItem(_ event: ApplicationEvent) -> [UInt8] {
+        var w = WireWriter()
+        w.u32(UInt32(bitPattern: event.kind))
+        w.bytes.append(contentsOf: event.json.serializedBytes())
+        return w.bytes
     }
 
     /// Host services a library calls (`call` frames).

@@ -292,9 +292,10 @@ public enum PluginRunner {
                 }
                 // A retryable failure is retried here, in place, as in-process: what follows the
                 // item waits for it, so the library sees its events in order. An empty results
-                // frame tells the host that the wait is not the library's time.
+                // frame tells the host that the wait is not the library's time. Never an
+                // application event's (the header: not retried, the moment has passed).
                 var attempt = 1
-                while status == ah_status(AH_ERR_RETRYABLE), attempt < retryPolicy.maxAttempts, op != .destroy {
+                while status == ah_status(AH_ERR_RETRYABLE), attempt < retryPolicy.maxAttempts, op != .destroy, op != .application {
                     flushResults()
                     out.frame(.results) { $0.u32(0) }
                     Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
@@ -360,6 +361,12 @@ public enum PluginRunner {
                 guard let hook = hooks.lifecycle else { return (ah_status(AH_OK), "") }
                 let phase = Int32(op == .lifecycleStarted ? AH_LIFECYCLE_STARTED : AH_LIFECYCLE_STOPPING)
                 status = hook(instance, phase, errorBuffer.base, errorBuffer.capacity)
+            case .application:
+                // A library without the table never hears application events, as in-process.
+                guard let hook = library.application?.hook else { return (ah_status(AH_OK), "") }
+                guard length >= 4 else { return (ah_status(AH_ERR_PERMANENT), "malformed application event") }
+                let kind = Int32(bitPattern: UInt32(littleEndian: UnsafeRawPointer(text).loadUnaligned(as: UInt32.self)))
+                status = hook(instance, kind, text + 4, length - 4, errorBuffer.base, errorBuffer.capacity)
             case .destroy:
                 destroyed = true
                 timeline.removeAll()

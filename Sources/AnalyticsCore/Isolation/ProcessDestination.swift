@@ -58,9 +58,17 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
             self.replay = replay
         }
 
+        /// The hook's name in reports; an application event's says which (read back from its
+        /// JSON: only a failure or a crash needs it).
+        var callName: String {
+            guard op == .application else { return op.hookName }
+            let name = (try? JSON(parsing: Array(bytes.dropFirst(4))))?["name"]?.stringValue ?? "?"
+            return "application_event(\(name))"
+        }
+
         /// "processing track \"Order\" event m-1" / "calling flush".
         var label: String {
-            guard let event else { return "calling \(op.hookName)" }
+            guard let event else { return "calling \(callName)" }
             let name = event.event ?? event.name
             return "processing \(event.type.rawValue)" + (name.map { " \"\($0)\"" } ?? "")
                 + " event \(event.messageId ?? "(no messageId)")"
@@ -177,6 +185,15 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         enqueue(item)
         item.done?.wait()
         unflushed = false
+    }
+
+    /// An application event, in the ordered stream with everything the worker handed over before
+    /// it, one-way as in-process. Only to a library that offers AH_EXT_APPLICATION (its info,
+    /// from the runner's load, says so): no round trip for one that would ignore it.
+    func application(_ event: ApplicationEvent) {
+        startIfNeeded()
+        guard info.hooks.contains(.application) else { return }
+        enqueue(Item(op: .application, bytes: IsolationWire.applicationItem(event)))
     }
 
     func announceStopping() {
@@ -416,7 +433,9 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
     }
 
     /// Spawns a runner, waits for it to load the library and create the instance; a restarted one
-    /// first hears the initial update and lifecycle(started) again (the library cannot tell).
+    /// first hears the initial update and lifecycle(started) again (the library cannot tell), and
+    /// no application event from before the crash: like an instance a refresh creates in-process,
+    /// it hears only lifecycle(started). Those not yet answered are sent again with the rest.
     private func startChild(timeout: Double) -> StartOutcome {
         let process: RunnerProcess
         do throws(RunnerProcess.SpawnError) {
@@ -611,13 +630,21 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
             item.done?.signal()
         default:
             // The runner retried a retryable failure in place, per `retryPolicy`, before answering.
-            let what = item.op.hookName
+            let what = item.callName
             let attempts = retryPolicy.maxAttempts
-            let text = status == IsolationWire.retryable
+            let text = item.op == .application ? applicationFailure(what, retryable: status == IsolationWire.retryable, message)
+                : status == IsolationWire.retryable
                 ? "\(what) failed after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(message)"
                 : "\(what) failed: \(message)"
             fail(item, report: text)
         }
+    }
+
+    /// An application event's failure, never retried, in the words the in-process instance of the
+    /// same role uses (`NativeDestination`, `NativeExtension`).
+    private func applicationFailure(_ what: String, retryable: Bool, _ message: String) -> String {
+        if info.isDestination { return "\(what) failed (not retried): \(message)" }
+        return retryable ? "\(what) failed (retryable, not retried): \(message)" : "\(what) failed: \(message)"
     }
 
     private func requeueFront(_ items: [Item]) {

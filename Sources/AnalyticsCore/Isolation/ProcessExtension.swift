@@ -7,7 +7,8 @@
 public final class ProcessExtension: EventPlugin, @unchecked Sendable {
     public let type = PluginType.utility
     public let key: String
-    /// The runner machinery (settings, reset, flush, lifecycle and shutdown go through it).
+    /// The runner machinery (settings, reset, flush, lifecycle, application events and shutdown
+    /// go through it).
     let instance: ProcessDestination
 
     init(instance: ProcessDestination) {
@@ -22,5 +23,7 @@ public final class ProcessExtension: EventPlugin, @unchecked Sendable {
     public func update(settings: Settings, type: UpdateType) { instance.update(settings: settings, type: type) }
     public func reset() { instance.reset() }
     public func flush() { instance.flush() }
+    /// An application event, in order with the instance's other calls (as `NativeExtension`).
+    func application(_ event: ApplicationEvent) { instance.application(event) }
     public func shutdown() { instance.shutdown() }
 }
