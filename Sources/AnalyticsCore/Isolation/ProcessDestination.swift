@@ -204,11 +204,15 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         item.done?.wait()
     }
 
-    /// Stopping, flush (unless nothing reached the library since), destroy; then the child ends.
+    /// Stopping, flush, destroy; then the child ends. A destination is not flushed again when
+    /// nothing reached it since its last flush (as `NativeDestination`); a library that is not a
+    /// destination always is (`alwaysFlush`, as `NativeExtension`).
     /// Bounded by `hookTimeout`: a child still busy then is killed and what it held counted failed.
-    public func shutdown() {
+    public func shutdown() { shutdown(alwaysFlush: false) }
+
+    func shutdown(alwaysFlush: Bool) {
         announceStopping()
-        if unflushed || !started { enqueue(Item(op: .flush)) }
+        if alwaysFlush || unflushed || !started { enqueue(Item(op: .flush)) }
         enqueue(Item(op: .destroy))
         condition.lock()
         stopping = true

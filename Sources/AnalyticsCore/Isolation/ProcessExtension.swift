@@ -25,5 +25,5 @@ public final class ProcessExtension: EventPlugin, @unchecked Sendable {
     public func flush() { instance.flush() }
     /// An application event, in order with the instance's other calls (as `NativeExtension`).
     func application(_ event: ApplicationEvent) { instance.application(event) }
-    public func shutdown() { instance.shutdown() }
+    public func shutdown() { instance.shutdown(alwaysFlush: true) }
 }
