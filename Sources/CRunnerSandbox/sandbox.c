@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -179,6 +180,20 @@ static int install_filter(int parent_pid) {
 #else
 static int install_filter(int parent_pid) { (void)parent_pid; return 0; }
 #endif
+
+int ah_runner_join_cgroup(const char *dir, char *err, size_t cap) {
+    char path[4096], pid[32];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    int n = snprintf(pid, sizeof pid, "%d", (int)getpid());
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, pid, (size_t)n) != n) {
+        if (err && cap) snprintf(err, cap, "cannot join the memory cgroup %s: %s", dir, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
 
 int64_t ah_runner_sandbox(int keep_max, uint64_t memory_limit, int parent_pid, char *err, size_t cap) {
     int64_t applied = 0;

@@ -7,7 +7,7 @@ import Glibc
 // process down (see PluginRunner and the README's "Isolation" section).
 //
 //   analytics-plugin-runner --scan FILE  [--parent PID] [--toolchain T]
-//   analytics-plugin-runner --serve FILE [--parent PID] [--toolchain T] [--memory-limit BYTES] [--progress]
+//   analytics-plugin-runner --serve FILE [--parent PID] [--toolchain T] [--memory-limit BYTES | --cgroup DIR] [--progress]
 //
 // The host starts it with the protocol on fd 3 (commands in) and fd 4 (results out), standard
 // input on /dev/null and standard output on the host's standard error; with --progress, fd 5 is a
@@ -32,6 +32,11 @@ func text(_ buffer: [CChar]) -> String {
 // ThreadSanitizer's runtime cannot live under RLIMIT_AS (a `make tsan` build only).
 let limit = ThreadSanitizer.isActive ? 0 : UInt64(value("--memory-limit") ?? "0") ?? 0
 let parent = Int32(value("--parent") ?? "0") ?? 0
+// The memory cgroup the host made for this library (its limit holds before the library is opened).
+if let cgroup = value("--cgroup"), ah_runner_join_cgroup(cgroup, &err, err.count) != 0 {
+    FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
+    exit(1)
+}
 if ah_runner_sandbox(arguments.contains("--progress") ? 5 : PluginRunner.resultsFd, limit, parent, &err, err.count) < 0 {
     FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
     exit(1)

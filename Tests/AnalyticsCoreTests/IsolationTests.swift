@@ -117,10 +117,40 @@ import Testing
         #expect(crashes.last?.contains("3 crashes within 60.0 s: disabled, its events are counted failed from now on") == true)
     }
 
+    /// Where the host may make a memory cgroup (CI: root on cgroup v1), the runner's limit is
+    /// the memory it really uses: the kernel's OOM killer ends it, and the report says so.
+    @Test(.disabled(if: ThreadSanitizer.isActive, "ThreadSanitizer's shadow memory counts against the cgroup"),
+          .enabled(if: RunnerCgroup.unavailableReason == nil, "no memory cgroup here: \(RunnerCgroup.unavailableReason ?? "")"))
+    func aLibraryThatAllocatesWithoutBoundIsStoppedByItsMemoryCgroup() throws {
+        let s = try start {
+            $0.isolation.memoryLimitBytes = 256 << 20
+            $0.isolation.maxAttempts = 1
+        }
+        defer { FixtureBuilder.remove(s.dir) }
+        s.analytics.track("Allocate")
+        s.analytics.track("After")
+        #expect(s.analytics.shutdown())
+        let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
+        #expect((isolated.received, isolated.delivered, isolated.failed, isolated.restarts) == (2, 2, 1, 1))
+        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
+        #expect(s.errors.messages.contains {
+            $0.contains("was stopped by its memory limit (268435456 bytes, memory cgroup ") && $0.contains("): it was killed by signal 9 (SIGKILL) while processing track \"Allocate\" event")
+        }, "\(s.errors.messages)")
+        // The cgroup is gone with the library.
+        let parent = try #require(RunnerCgroup.parent.path)
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: parent))?.filter { $0.hasPrefix("analytics-runner-\(getpid())-") } ?? []
+        for name in left {  // another test's library may still be running; this one's is not
+            #expect(!s.errors.messages.joined().contains(parent + "/" + name + ")"), "\(name) left behind")
+        }
+    }
+
+    /// RLIMIT_AS (`memoryLimit = .addressSpace`, and where no cgroup can be made): malloc fails,
+    /// and the library that does not check writes through NULL.
     @Test(.disabled(if: ThreadSanitizer.isActive, "RLIMIT_AS is not applied under ThreadSanitizer"))
-    func aLibraryThatAllocatesWithoutBoundIsStoppedByItsLimit() throws {
+    func aLibraryThatAllocatesWithoutBoundIsStoppedByItsAddressSpaceLimit() throws {
         let s = try start {
             $0.isolation.memoryLimitBytes = 512 << 20
+            $0.isolation.memoryLimit = .addressSpace
             $0.isolation.maxAttempts = 1
         }
         defer { FixtureBuilder.remove(s.dir) }

@@ -17,9 +17,12 @@ public struct IsolationConfiguration: Sendable, Equatable {
     public var allLibraries: IsolationMode?
     /// The mode of these keys (`run --isolate=Key1,Key2`), over the settings and `allLibraries`.
     public var byKey: [String: IsolationMode] = [:]
-    /// Address-space limit of each runner (RLIMIT_AS), bytes; 0: none. It counts virtual memory,
-    /// runtime included, so keep it well above what a library needs.
+    /// Memory limit of each runner, bytes; 0: none. How it is enforced: `memoryLimit`.
     public var memoryLimitBytes: UInt64 = 2 << 30
+    /// `automatic`: a memory cgroup per library where the host may make one (memory really
+    /// used), else RLIMIT_AS (address space, which counts reservations: keep it well above what
+    /// a library reserves); `addressSpace`: RLIMIT_AS always.
+    public var memoryLimit = MemoryLimitMechanism.automatic
     /// Times an item (event, update, flush…) is sent to a runner before it is counted failed,
     /// when the runner dies or hangs while processing it.
     public var maxAttempts = 3

@@ -98,6 +98,9 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
     private var everStarted = false
     private let progress = ProgressPage()
     private var batchSequence: UInt64 = 0
+    /// The library's memory cgroup (every runner of it joins the same one), once made.
+    private var cgroup: RunnerCgroup?
+    private var cgroupTried = false
     /// The outcome of the start made in `init`, when it failed (handled by the pump).
     private var pendingStart: StartOutcome?
     /// The timeline plugins and the signal forwarding of the current process (guarded by `condition`).
@@ -304,6 +307,7 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
             if batch.last?.op == .destroy && child != nil { endChild() }
         }
         endChild()
+        cgroup?.remove()
         condition.lock()
         pumpFinished = true
         condition.broadcast()
@@ -443,8 +447,7 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
     private func startChild(timeout: Double) -> StartOutcome {
         let process: RunnerProcess
         do throws(RunnerProcess.SpawnError) {
-            var arguments = ["--serve", info.file]
-            if limits.memoryLimitBytes > 0 { arguments += ["--memory-limit", String(limits.memoryLimitBytes)] }
+            var arguments = ["--serve", info.file] + memoryLimitArguments()
             arguments += ["--toolchain", SwiftToolchain.current]
             if progress != nil { arguments.append("--progress") }
             process = try RunnerProcess.spawn(runner: runner, arguments: arguments, progress: progress)
@@ -680,6 +683,32 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         fail(item, report: nil)
     }
 
+    /// The runner's memory limit: the library's cgroup (made at its first start) where the host
+    /// may make one and `memoryLimit` allows it, else RLIMIT_AS.
+    private func memoryLimitArguments() -> [String] {
+        guard limits.memoryLimitBytes > 0 else { return [] }
+        if limits.memoryLimit == .automatic && !cgroupTried {
+            cgroupTried = true
+            cgroup = RunnerCgroup.make(limitBytes: limits.memoryLimitBytes).cgroup
+        }
+        if let cgroup { return ["--cgroup", cgroup.path] }
+        return ["--memory-limit", String(limits.memoryLimitBytes)]
+    }
+
+    /// How the runner ended, with what its memory limit had to do with it.
+    private func describeEnd(status: Int32, during: String?) -> String {
+        let text = RunnerProcess.describe(status: status)
+        if status & 0x7f == SIGKILL, let cgroup, cgroup.consumeOOMKill() {
+            return "was stopped by its memory limit (\(cgroup.limitBytes) bytes, memory cgroup \(cgroup.path)): it \(text)"
+        }
+        if cgroup == nil, limits.memoryLimitBytes > 0, during == "loading the library" || during == "creating the instance" {
+            return text + " (its address space is limited to \(limits.memoryLimitBytes) bytes, RLIMIT_AS: a library that "
+                + "reserves more at start, as JavaScriptCore does (about 6 GiB), needs a higher --isolate-memory, 0, or a "
+                + "memory cgroup the host may make)"
+        }
+        return text
+    }
+
     private func crashed(status: Int32, during: String?, culprit: Item?, inFlight: [Item], requeue: [Item], timedOut: Bool, timeout: Double) {
         endChild()
         let now = monotonicSeconds()
@@ -695,7 +724,7 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
         client.withLock { $0.stats }?._retried.wrappingAdd(events, ordering: .relaxed)
         let what = timedOut
             ? "did not answer within \(timeout) s and was killed"
-            : RunnerProcess.describe(status: status)
+            : describeEnd(status: status, during: during)
         var text = "library \(info.file) (process-isolated) \(what) while \(during ?? "idle")"
         let willDisable = crashTimes.count >= limits.maxCrashes
         if let givenUp {

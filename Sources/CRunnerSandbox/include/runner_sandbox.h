@@ -27,4 +27,9 @@
  * bytes) when the parent is gone. A step the kernel refuses is left out of the bits. */
 int64_t ah_runner_sandbox(int keep_max, uint64_t memory_limit, int parent_pid, char *err, size_t cap);
 
+/* Moves this process into the cgroup directory `dir` (writes its pid to `dir`/cgroup.procs), so
+ * that the cgroup's memory limit holds from before the library is opened. 0, or -1 with a reason
+ * in `err`. */
+int ah_runner_join_cgroup(const char *dir, char *err, size_t cap);
+
 #endif
