@@ -20,7 +20,7 @@ enum IsolationOptions {
         return (rest, isolation)
     }
 
-    /// `--isolate-memory BYTES`: the address-space limit of each runner (0: none).
+    /// `--isolate-memory BYTES`: the memory limit of each process-mode library (0: none).
     static func memoryLimit(_ text: String?) throws -> UInt64? {
         guard let text else { return nil }
         guard let bytes = UInt64(text) else { throw UsageError("--isolate-memory needs a number of bytes (0: no limit)") }

@@ -52,8 +52,9 @@ enum RunCommand {
                             (analytics-plugin-runner), as the settings' "isolation": "process" does per
                             key: its crash, exit, hang or memory blow-up ends only that process, which
                             is restarted; events in flight are sent again (see README "Isolation")
-          --isolate-memory BYTES  address-space limit (RLIMIT_AS) of each such process (default
-                            2147483648; 0: none)
+          --isolate-memory BYTES  memory limit of each such library (default 2147483648; 0: none):
+                            a memory cgroup of its own where the host may make one (memory really
+                            used), else the address-space limit RLIMIT_AS (reservations count)
           --allow-invalid-settings  run on settings that do not validate (problems become warnings)
           --quiet           no progress line on a terminal
           --log-level LEVEL  the least severe log lines printed: debug, info (the default), warning

@@ -1,0 +1,55 @@
+import Foundation
+import Glibc
+import Testing
+@testable import AnalyticsCore
+
+/// LivePlugins (JavaScriptCore) as a process-mode library: the seed's plugins run in its runner,
+/// their verdicts cross back, and the memory limit does not stop JavaScriptCore from starting.
+@Suite(.enabled(if: LiveLibrary.available, "\(LiveLibrary.missing ?? "")"))
+struct IsolationLiveTests {
+    /// The seed's FixProductViewed and the Amplitude-scoped RemoveAdvertisingId, in the runner, at
+    /// the default memory limit where the host may make a memory cgroup (elsewhere without a limit:
+    /// see the next test).
+    @Test func theSeedsPluginsRunInTheirOwnProcess() throws {
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(LivePluginsTests.seedBundle))]) {
+            $0.isolation.byKey["LivePlugins"] = .process
+            $0.isolation.scanCacheFile = ""
+            if RunnerCgroup.unavailableReason != nil { $0.isolation.memoryLimitBytes = 0 }
+        }
+        defer { client.analytics.shutdown() }
+        #expect(client.analytics.isolatedLibraries.map(\.key) == ["LivePlugins"])
+        _ = try client.analytics.process(payload: LivePluginsTests.productViewed)
+        client.analytics.track("Order Completed", properties: ["product_did": "untouched"])
+        #expect(client.analytics.flush())
+        for key in ["Amplitude", "Mixpanel"] {
+            let e = try #require(client[key].events.first)
+            #expect(e.properties["product_id"] == "p-1", "\(key)")
+            #expect(e.properties["product_did"] == nil, "\(key)")
+            #expect(client[key].events.last?.properties["product_did"] == "untouched")
+        }
+        #expect(client["Amplitude"].events.first?.context["device"] == ["model": "x1"])
+        #expect(client["Mixpanel"].events.first?.context["device"] == ["advertisingId": "ad-123", "model": "x1"])
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+    }
+
+    /// Under an address-space limit below what JavaScriptCore reserves at start, its runner dies
+    /// while creating the instance, and the report says what to change.
+    @Test(.disabled(if: ThreadSanitizer.isActive, "RLIMIT_AS is not applied under ThreadSanitizer"))
+    func tooSmallAnAddressSpaceIsExplained() throws {
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(LivePluginsTests.seedBundle))]) {
+            $0.isolation.byKey["LivePlugins"] = .process
+            $0.isolation.scanCacheFile = ""
+            $0.isolation.memoryLimit = .addressSpace
+            $0.isolation.maxCrashes = 1
+        }
+        defer { client.analytics.shutdown() }
+        let report = try #require(client.observer.errorMessages.first { $0.contains("while creating the instance") },
+                                  "\(client.observer.errorMessages)")
+        #expect(report.contains("its address space is limited to 2147483648 bytes, RLIMIT_AS"), "\(report)")
+        #expect(report.contains("needs a higher --isolate-memory, 0, or a memory cgroup"), "\(report)")
+        // The rest of the client goes on without the library.
+        client.analytics.track("After")
+        #expect(client.analytics.flush())
+        #expect(client["Mixpanel"].events.map(\.event) == ["After"])
+    }
+}
