@@ -122,10 +122,6 @@ extension Analytics {
         for plugin in allPlugins {
             if let destination = plugin as? DestinationPlugin, plugin.type == .destination {
                 _ = timeline.worker(forKey: destination.key)?.submit(.application(event))
-            } else if let native = plugin as? NativeExtension {
-                native.application(event)
-            } else if let process = plugin as? ProcessExtension {
-                process.application(event)
             } else if let listener = plugin as? ApplicationLifecycle {
                 listener.application(event)
             }

@@ -18,7 +18,7 @@ import Glibc
 /// Accounting, as for every destination: the worker counts an event delivered (handed over) when
 /// it is queued here; one that fails later is counted failed as well (the summary's delivered
 /// column is delivered − failed).
-public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unchecked Sendable {
+public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, StopAnnouncing, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let info: NativeLibraryInfo
@@ -193,7 +193,7 @@ public final class ProcessDestination: DestinationPlugin, StopAnnouncing, @unche
     /// An application event, in the ordered stream with everything the worker handed over before
     /// it, one-way as in-process. Only to a library that offers AH_EXT_APPLICATION (its info,
     /// from the runner's load, says so): no round trip for one that would ignore it.
-    func application(_ event: ApplicationEvent) {
+    public func application(_ event: ApplicationEvent) {
         startIfNeeded()
         guard info.hooks.contains(.application) else { return }
         enqueue(Item(op: .application, bytes: IsolationWire.applicationItem(event)))

@@ -4,7 +4,7 @@
 /// backoff, the crash limit, the deadline) is the same machinery as a process-isolated
 /// destination's; it simply never receives events at the destination stage. Its plugins run
 /// through ``IsolatedPlugins``.
-public final class ProcessExtension: EventPlugin, @unchecked Sendable {
+public final class ProcessExtension: EventPlugin, ApplicationLifecycle, @unchecked Sendable {
     public let type = PluginType.utility
     public let key: String
     /// The runner machinery (settings, reset, flush, lifecycle, application events and shutdown
@@ -24,6 +24,6 @@ public final class ProcessExtension: EventPlugin, @unchecked Sendable {
     public func reset() { instance.reset() }
     public func flush() { instance.flush() }
     /// An application event, in order with the instance's other calls (as `NativeExtension`).
-    func application(_ event: ApplicationEvent) { instance.application(event) }
+    public func application(_ event: ApplicationEvent) { instance.application(event) }
     public func shutdown() { instance.shutdown(alwaysFlush: true) }
 }

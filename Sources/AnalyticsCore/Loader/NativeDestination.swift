@@ -8,7 +8,7 @@ import Foundation
 /// Every hook runs on the destination's worker, which is what the ABI's per-instance
 /// serialization rule asks for. The library hears `started` before its first call there, and
 /// `stopping`, `flush`, `destroy` when the worker shuts down.
-public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, StopAnnouncing, AbandonableDestination, @unchecked Sendable {
+public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let integration: NativeIntegration
@@ -85,7 +85,7 @@ public final class NativeDestination: DestinationPlugin, EncodedEventConsumer, S
     }
 
     /// An application event (on the worker, like every hook); failures are reported, not retried.
-    func application(_ event: ApplicationEvent) {
+    public func application(_ event: ApplicationEvent) {
         startIfNeeded()
         switch integration.application(event) {
         case .ok: break

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Order at the end: `lifecycle(stopping)`, `flush`, its timeline plugins removed and released,
 /// then `destroy`.
-public final class NativeExtension: EventPlugin, @unchecked Sendable {
+public final class NativeExtension: EventPlugin, ApplicationLifecycle, @unchecked Sendable {
     public let type = PluginType.utility
     public let key: String
     public let integration: NativeIntegration
@@ -61,7 +61,7 @@ public final class NativeExtension: EventPlugin, @unchecked Sendable {
     }
 
     /// An application event, on the instance's thread after what was asked before it.
-    func application(_ event: ApplicationEvent) {
+    public func application(_ event: ApplicationEvent) {
         thread.submit { [self] in
             startIfNeeded()
             report("application_event(\(event.name))", integration.application(event))

@@ -440,9 +440,7 @@ final class DestinationWorker: @unchecked Sendable {
             (destination as? StopAnnouncing)?.announceStopping()
             group.leave()
         case .application(let event):
-            if let native = destination as? NativeDestination { native.application(event) }
-            else if let process = destination as? ProcessDestination { process.application(event) }
-            else { (destination as? ApplicationLifecycle)?.application(event) }
+            (destination as? ApplicationLifecycle)?.application(event)
         }
         return .control
     }
