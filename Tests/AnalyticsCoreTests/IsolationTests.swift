@@ -243,6 +243,7 @@ import Testing
         config.pluginsDirectory = plugins
         config.isolation.scanCacheFile = ""
         config.isolation.memoryLimitBytes = 1 << 30
+        config.isolation.memoryLimit = .addressSpace  // RLIMIT_AS, read back below
         let analytics = Analytics(configuration: config)
         analytics.track("Probe")
         #expect(analytics.shutdown())
