@@ -202,6 +202,19 @@ public final class Analytics: Sendable {
         timeline.update(settings: settings, type: type)
         // After the timeline holds the new settings, so new destinations start with them.
         reconcileFactories(with: settings)
+        reportIsolationChanges(in: settings)
+    }
+
+    /// A library's isolation mode is chosen when it is loaded (a process-mode library is never
+    /// opened by the host); a refresh that asks for another one says so instead of ignoring it.
+    private func reportIsolationChanges(in settings: Settings) {
+        let running = pluginScan.libraries.map { ($0.info, IsolationMode.inProcess) } + isolatedLibraries.map { ($0, IsolationMode.process) }
+        for (info, mode) in running {
+            let asked = configuration.isolation.mode(for: info, settings: settings)
+            guard asked != mode else { continue }
+            log(.warning, "\(info.key) runs \(mode == .process ? "in process mode" : "in-process"); the settings now ask for "
+                + "\(asked == .process ? "process mode" : "in-process"): a library's isolation is chosen at start-up (restart to apply)")
+        }
     }
 
     /// Reads the settings again from their location (file or CDN, with the cache and defaults

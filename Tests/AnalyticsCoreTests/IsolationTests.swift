@@ -117,6 +117,25 @@ import Testing
         #expect(crashes.last?.contains("3 crashes within 60.0 s: disabled, its events are counted failed from now on") == true)
     }
 
+    /// The mode is chosen at start-up; a refresh asking for another one is reported, not ignored.
+    @Test func aRefreshThatChangesTheModeSaysItTakesEffectAtTheNextStart() throws {
+        let logs = Locked<[String]>([])
+        let s = try start { $0.logHandler = { level, message in logs.withLock { $0.append("\(level.rawValue): \(message)") } } }
+        defer { FixtureBuilder.remove(s.dir) }
+        var settings = s.analytics.settings.json
+        settings["integrations"]?["Isolated"]?["isolation"] = "in-process"
+        settings["integrations"]?["File"]?["isolation"] = "process"
+        s.analytics.update(settings: Settings(settings))
+        s.analytics.track("After")
+        #expect(s.analytics.shutdown())
+        #expect(s.analytics.find(key: "Isolated") is ProcessDestination)
+        let warnings = logs.withLock { $0 }.filter { $0.contains("isolation is chosen at start-up") }
+        #expect(warnings.count == 2, "\(logs.withLock { $0 })")
+        #expect(warnings.contains { $0.contains("Isolated runs in process mode; the settings now ask for in-process") })
+        #expect(warnings.contains { $0.contains("File runs in-process; the settings now ask for process mode") })
+        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
+    }
+
     /// Where the host may make a memory cgroup (CI: root on cgroup v1), the runner's limit is
     /// the memory it really uses: the kernel's OOM killer ends it, and the report says so.
     @Test(.disabled(if: ThreadSanitizer.isActive, "ThreadSanitizer's shadow memory counts against the cgroup"),
