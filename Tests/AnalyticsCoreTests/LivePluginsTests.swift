@@ -380,6 +380,54 @@ struct LivePluginsTests {
         #expect(client.observer.errorMessages.filter { $0.contains("timed out after") }.count == 3, "n=4 never ran the loop")
     }
 
+    /// No `timeLimitMs` option: every call has 50 ms.
+    @Test func theDefaultTimeLimitIs50Milliseconds() throws {
+        let bundle = """
+            class Spinner extends LivePlugin {
+                track(event) { if (event.event === "Spin") { while (true) {} } event.properties.ok = true; return event }
+            }
+            analytics.add(new Spinner(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        let started = Date()
+        client.analytics.track("Spin")
+        client.analytics.track("Walk")
+        #expect(client.analytics.flush())
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(client.observer.errorMessages.contains { $0.contains("Spinner") && $0.contains("timed out after 50 ms (stopped)") },
+                "\(client.observer.errorMessages)")
+        #expect(client["Amplitude"].names == ["Spin", "Walk"])
+        #expect(client["Amplitude"].events.last?.properties["ok"] == true, "the next event is fine")
+    }
+
+    /// `update`, `flush` (and `reset`) run under the same time limit as events: a loop there is
+    /// stopped, reported with the plugin's name and the call, and the plugin goes on.
+    @Test func aLoopInALifecycleCallIsStoppedAndReportedWithThePluginsName() throws {
+        let bundle = """
+            let armed = false
+            class Stuck extends LivePlugin {
+                update(settings, type) { if (type === UpdateType.refresh) { while (true) {} } }
+                track(event) { if (event.event === "Arm") armed = true; event.properties.ok = true; return event }
+                flush() { if (armed) { armed = false; while (true) {} } }
+            }
+            analytics.add(new Stuck(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        let started = Date()
+        client.analytics.update(settings: client.analytics.settings, type: .refresh)
+        #expect(client.observer.contains("plugin Stuck failed in update: timed out after 50 ms (stopped)"), "\(client.observer.logLines)")
+        client.analytics.track("Arm")
+        #expect(client.analytics.flush())
+        #expect(client.observer.contains("plugin Stuck failed in flush: timed out after 50 ms (stopped)"), "\(client.observer.logLines)")
+        client.analytics.track("After")
+        #expect(client.analytics.flush())
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(client["Amplitude"].names == ["Arm", "After"])
+        #expect(client["Amplitude"].events.allSatisfy { $0.properties["ok"] == true }, "the same plugin runs the next events")
+    }
+
     @Test func aBundleOverItsHeapBoundIsUnloaded() throws {
         let bundle = """
             const kept = []
