@@ -483,6 +483,53 @@ struct LivePluginsTests {
         #expect(messages.contains { $0.contains("NotAnEvent") && $0.contains("returned number, not an event object") }, "\(messages)")
     }
 
+    /// Every failure of a JavaScript plugin (throw, non-object answer, time-out) is counted on
+    /// its timeline plugin, as a C plugin's are, on the client's and on a destination's timeline.
+    @Test func everyFailureOfAJavaScriptPluginIsCounted() throws {
+        let bundle = """
+            class Failing extends LivePlugin {
+                track(event) {
+                    if (event.event === "Throw") throw new Error("bad")
+                    if (event.event === "Number") return 7
+                    if (event.event === "Spin") while (true) {}
+                    return event
+                }
+            }
+            analytics.add(new Failing(LivePluginType.enrichment, null))
+            analytics.add(new Failing(LivePluginType.enrichment, "Amplitude"))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        for name in ["Throw", "Fine", "Number", "Throw", "Spin", "Fine"] { client.analytics.track(name) }
+        #expect(client.analytics.flush())
+        func failing(_ timeline: Timeline) throws -> NativeTimelinePlugin {
+            try #require(timeline.plugins(of: .enrichment).compactMap { $0 as? NativeTimelinePlugin }.first { $0.name == "Failing" })
+        }
+        #expect(try failing(client.analytics.timeline).errors == 4)
+        #expect(try failing(client["Amplitude"].timeline).errors == 4)
+        #expect(client.observer.errorMessages.filter { $0.contains("Failing") }.count == 8, "\(client.observer.errorMessages)")
+        #expect(client["Amplitude"].names == ["Throw", "Fine", "Number", "Throw", "Spin", "Fine"], "each went on unchanged")
+    }
+
+    @Test func returningUndefinedDropsTheEventLikeNull() throws {
+        let bundle = """
+            class Quiet extends LivePlugin {
+                track(event) { if (event.event !== "Drop me") return event }
+                screen(event) { return undefined }
+            }
+            analytics.add(new Quiet(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Drop me")
+        client.analytics.screen("Home")
+        client.analytics.track("Keep")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].names == ["Keep"])
+        #expect(client["Mixpanel"].names == ["Keep"])
+        #expect(client.observer.errors.isEmpty, "a drop, not a failure: \(client.observer.errorMessages)")
+    }
+
     @Test func aSyntaxErrorInTheBundleIsReportedWithFileAndLine() throws {
         let path = try writeBundle("let fine = 1;\nclass Broken extends LivePlugin {\n  track(event) { return event\n}\n")
         let client = try LiveClient.start(options: ["fallbackBundle": .string(path)])
