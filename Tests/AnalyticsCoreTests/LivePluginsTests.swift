@@ -531,12 +531,12 @@ struct LivePluginsTests {
     }
 
     @Test func aSyntaxErrorInTheBundleIsReportedWithFileAndLine() throws {
-        let path = try writeBundle("let fine = 1;\nclass Broken extends LivePlugin {\n  track(event) { return event\n}\n")
+        let path = try writeBundle("let fine = 1;\nclass Broken extends LivePlugin {\n  track(event) { return event.properties. }\n}\n")
         let client = try LiveClient.start(options: ["fallbackBundle": .string(path)])
         defer { client.analytics.shutdown() }
         #expect(client.observer.waitFor("failed to load"))
-        #expect(client.observer.contains("\(path):"), "\(client.observer.logLines)")
-        #expect(client.observer.contains("SyntaxError"))
+        #expect(client.observer.contains("the fallback bundle failed to load: \(path):3: SyntaxError: Unexpected token '}'"),
+                "\(client.observer.logLines)")
         client.analytics.track("Still Works")
         #expect(client.analytics.flush())
         #expect(client["Amplitude"].names == ["Still Works"])
@@ -624,6 +624,32 @@ struct LivePluginsTests {
         client.analytics.update(settings: Settings(json), type: .refresh)
         #expect(client.observer.waitFor("bundle version 3 from"))
         #expect(client.observer.contains("/v3.js:4: ReferenceError"), "\(client.observer.logLines)")
+
+        client.analytics.track("Still One")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].events.last?.properties["bundle"] == 1)
+        #expect(try String(contentsOfFile: client.storage + "/plugins/LivePlugins/bundle.version", encoding: .utf8) == "1\n")
+        #expect(!FileManager.default.fileExists(atPath: client.storage + "/plugins/LivePlugins/bundle.js.download"))
+    }
+
+    @Test func aSyntaxErrorInADownloadedReplacementKeepsThePreviousBundle() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(.status(200, body: Self.versioned(1)), path: "/v1.js")
+        let client = try LiveClient.start(settings: Self.edge(server, version: 1, path: "/v1.js"))
+        defer { client.analytics.shutdown() }
+        #expect(client.observer.waitFor("loaded bundle version 1"))
+
+        let broken = "class Two extends LivePlugin {\n  track(event) { return event.properties. }\n}\nanalytics.add(new Two(LivePluginType.enrichment, null))\n"
+        server.enqueue(.status(200, body: broken), path: "/v2.js")
+        let url = server.baseURL + "/v2.js"
+        var json = client.analytics.settings.json
+        json["edgeFunction"] = Self.edge(server, version: 2, path: "/v2.js")["edgeFunction"]
+        client.analytics.update(settings: Settings(json), type: .refresh)
+        #expect(client.observer.waitFor("bundle version 2 from"))
+        #expect(client.observer.contains("bundle version 2 from \(url) failed to load: \(url):2: SyntaxError: Unexpected token '}'"),
+                "\(client.observer.logLines)")
+        #expect(client.observer.contains("keeping the active bundle"))
 
         client.analytics.track("Still One")
         #expect(client.analytics.flush())
