@@ -602,10 +602,16 @@ struct LivePluginsTests {
         client.analytics.update(settings: Settings(json), type: .refresh)
         #expect(client.observer.waitFor("loaded bundle version 2"))
         client.analytics.update(settings: Settings(json), type: .refresh)
+        // A lower version (1, below the active 2) neither downloads nor replaces.
+        server.enqueue(.status(200, body: Self.versioned(1)), path: "/v1-again.js")
+        json["edgeFunction"] = Self.edge(server, version: 1, path: "/v1-again.js")["edgeFunction"]
+        client.analytics.update(settings: Settings(json), type: .refresh)
+        #expect(client.analytics.flush(), "the instance's flush comes after its update: the refresh was handled")
         client.analytics.track("After")
         #expect(client.analytics.flush())
         #expect(client["Amplitude"].events.last?.properties["bundle"] == 2)
         #expect(server.requests.map(\.path) == ["/v1.js", "/v2.js"])
+        #expect(client.observer.logLines.filter { $0.contains("loaded bundle version") }.count == 2, "\(client.observer.logLines)")
         #expect(try String(contentsOfFile: client.storage + "/plugins/LivePlugins/bundle.version", encoding: .utf8) == "2\n")
     }
 
