@@ -566,6 +566,201 @@ struct LivePluginsTests {
         #expect(settled.properties["reason"]?.stringValue?.contains("Could not import the module 'fs'") == true, "\(settled.properties)")
     }
 
+    // MARK: The JavaScript API
+
+    @Test func analyticsTraitsAreTheUsersTraits() throws {
+        let bundle = """
+            class Traits extends LivePlugin { track(event) { event.properties.traits = analytics.traits; return event } }
+            analytics.add(new Traits(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Anonymous")
+        client.analytics.identify(userId: "u-1", traits: ["plan": "pro", "seats": 3])
+        client.analytics.track("Identified")
+        #expect(client.analytics.flush())
+        let events = client["Amplitude"].events
+        #expect(events.first { $0.event == "Anonymous" }?.properties["traits"] == [:])
+        #expect(events.first { $0.event == "Identified" }?.properties["traits"] == ["plan": "pro", "seats": 3])
+    }
+
+    /// `analytics.alias(newId)`: an alias event through the pipeline, from the current userId to
+    /// the new one, which becomes the host's user.
+    @Test func analyticsAliasSendsAnAliasFromTheCurrentUser() throws {
+        let bundle = """
+            class Merge extends LivePlugin { track(event) { if (event.event === "Merge") analytics.alias("u-new"); return event } }
+            analytics.add(new Merge(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.identify(userId: "u-old")
+        client.analytics.track("Merge")
+        #expect(client.analytics.flush())
+        for key in ["Amplitude", "Mixpanel"] {
+            let alias = try #require(client[key].events.first { $0.type == .alias }, "\(key): \(client[key].names)")
+            #expect(alias.userId == "u-new" && alias.payload["previousId"] == "u-old")
+            #expect(alias.context["__eventOrigin"] == ["type": "js", "version": 0])
+        }
+        #expect(client.analytics.userId == "u-new")
+    }
+
+    /// `analytics.reset()` resets the host's user: the next event has a new anonymousId and no user.
+    @Test func analyticsResetResetsTheHostsUser() throws {
+        let bundle = """
+            class Logout extends LivePlugin { track(event) { if (event.event === "Log Out") analytics.reset(); return event } }
+            analytics.add(new Logout(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.identify(userId: "u-1", traits: ["plan": "pro"])
+        let before = client.analytics.anonymousId
+        client.analytics.track("Log Out")
+        #expect(client.analytics.anonymousId != before)
+        #expect(client.analytics.userId == nil && client.analytics.traits.isEmpty)
+        client.analytics.track("Next")
+        #expect(client.analytics.flush())
+        let logout = try #require(client["Amplitude"].events.first { $0.event == "Log Out" })
+        let next = try #require(client["Amplitude"].events.first { $0.event == "Next" })
+        #expect(logout.userId == "u-1" && logout.anonymousId == before)
+        #expect(next.userId == nil && next.anonymousId == client.analytics.anonymousId)
+    }
+
+    /// `analytics.flush()` flushes the host: the destinations are flushed without the app asking.
+    @Test func analyticsFlushFlushesTheDestinations() throws {
+        let bundle = """
+            class Flusher extends LivePlugin { track(event) { if (event.event === "Flush Now") analytics.flush(); return event } }
+            analytics.add(new Flusher(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Plain")
+        #expect(client["Amplitude"].recorded.flushes == 0 && client["Mixpanel"].recorded.flushes == 0)
+        client.analytics.track("Flush Now")
+        #expect(eventually { client["Amplitude"].recorded.flushes >= 1 && client["Mixpanel"].recorded.flushes >= 1 })
+    }
+
+    /// A settings refresh reaches `update(settings, type)` with `UpdateType.refresh` and the new document.
+    @Test func aSettingsRefreshReachesUpdateAsRefresh() throws {
+        let bundle = """
+            class Settle extends LivePlugin {
+                update(settings, type) {
+                    analytics.track("Updated", { refresh: type === UpdateType.refresh, initial: type === UpdateType.initial,
+                                                 marker: settings.marker === undefined ? null : settings.marker })
+                }
+            }
+            analytics.add(new Settle(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        #expect(client.analytics.flush())
+        var json = client.analytics.settings.json
+        json["marker"] = "refreshed"
+        client.analytics.update(settings: Settings(json), type: .refresh)
+        #expect(client.analytics.flush())
+        let updates = client["Amplitude"].events.filter { $0.event == "Updated" }.map(\.properties)
+        #expect(updates.first == ["refresh": false, "initial": true, "marker": nil], "\(updates)")
+        #expect(updates.filter { $0["refresh"] == true } == [["refresh": true, "initial": false, "marker": "refreshed"]], "\(updates)")
+    }
+
+    /// `LivePluginType.after` on the client's timeline runs after the fan-out to destinations: it
+    /// sees the enriched event, and what it changes or drops never reaches a destination.
+    @Test func anAfterPluginSeesTheEnrichedEventAndDestinationsNeverSeeItsChanges() throws {
+        let bundle = """
+            class After extends LivePlugin {
+                track(event) {
+                    console.log("after saw " + event.event + " enriched=" + event.properties.enriched)
+                    event.properties.after = true
+                    return event.event === "Dropped After" ? null : event
+                }
+            }
+            class Enrich extends LivePlugin { track(event) { event.properties.enriched = true; return event } }
+            analytics.add(new After(LivePluginType.after, null))  // added first: the type decides the place
+            analytics.add(new Enrich(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Plain")
+        client.analytics.track("Dropped After")
+        #expect(client.analytics.flush())
+        #expect(client.analytics.timeline.plugins(of: .after).contains { ($0 as? NativeTimelinePlugin)?.name == "After" })
+        #expect(client.observer.contains("console: after saw Plain enriched=true"), "\(client.observer.logLines)")
+        #expect(client.observer.contains("console: after saw Dropped After enriched=true"))
+        for key in ["Amplitude", "Mixpanel"] {
+            #expect(client[key].names == ["Plain", "Dropped After"], "a drop after the fan-out drops nothing")
+            #expect(client[key].events.allSatisfy { $0.properties == ["enriched": true] }, "\(client[key].events.map(\.properties))")
+        }
+    }
+
+    /// `LivePluginType.after` scoped to a destination runs after that destination got the event.
+    @Test func aDestinationScopedAfterPluginRunsAfterItsDestination() throws {
+        let bundle = """
+            class After extends LivePlugin {
+                track(event) { console.log("after Amplitude: " + event.event); event.properties.after = true; return event }
+            }
+            analytics.add(new After(LivePluginType.after, "Amplitude"))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Plain")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].timeline.plugins(of: .after).contains { ($0 as? NativeTimelinePlugin)?.name == "After" })
+        #expect(client.observer.contains("console: after Amplitude: Plain"), "\(client.observer.logLines)")
+        #expect(client["Amplitude"].events.map(\.properties) == [[:]], "the destination had it before the after plugin")
+        #expect(client.observer.logLines.filter { $0.contains("after Amplitude") }.count == 1, "not in Mixpanel's timeline")
+    }
+
+    /// `LivePluginType.utility` sees settings, reset and flush, never an event.
+    @Test func aUtilityPluginSeesSettingsResetAndFlushButNoEvents() throws {
+        let bundle = """
+            class Util extends LivePlugin {
+                update(settings, type) { console.log("util update") }
+                track(event) { console.log("util track"); event.properties.util = true; return event }
+                reset() { console.log("util reset") }
+                flush() { console.log("util flush") }
+            }
+            analytics.add(new Util(LivePluginType.utility, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Plain")
+        client.analytics.reset()
+        #expect(client.analytics.flush())
+        #expect(client.analytics.timeline.plugins(of: .utility).contains { ($0 as? NativeTimelinePlugin)?.name == "Util" })
+        for call in ["update", "reset", "flush"] {
+            #expect(client.observer.contains("console: util \(call)"), "\(client.observer.logLines)")
+        }
+        #expect(!client.observer.contains("console: util track"))
+        #expect(client["Amplitude"].events.map(\.properties) == [[:]])
+    }
+
+    /// `analytics.add` after the bundle loaded (here from a plugin's method) puts the plugin on the
+    /// timeline for the events that follow.
+    @Test func aPluginAddedLaterTakesEffectForTheFollowingEvents() throws {
+        let bundle = """
+            class Tagger extends LivePlugin { track(event) { event.properties.tagged = true; return event } }
+            class Installer extends LivePlugin {
+                track(event) {
+                    if (event.event === "Install") analytics.add(new Tagger(LivePluginType.enrichment, null))
+                    return event
+                }
+            }
+            analytics.add(new Installer(LivePluginType.before, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Early")
+        client.analytics.track("Install")
+        client.analytics.track("Later")
+        client.analytics.track("Latest")
+        #expect(client.analytics.flush())
+        #expect(client.analytics.timeline.plugins(of: .enrichment).contains { ($0 as? NativeTimelinePlugin)?.name == "Tagger" })
+        let events = client["Amplitude"].events
+        #expect(events.map(\.event) == ["Early", "Install", "Later", "Latest"])
+        #expect(events.first?.properties["tagged"] == nil)
+        #expect(events.suffix(2).allSatisfy { $0.properties["tagged"] == true }, "\(events.map(\.properties))")
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+    }
+
     // MARK: The bundle's life
 
     static func versioned(_ version: Int) -> String {
