@@ -761,6 +761,88 @@ struct LivePluginsTests {
         #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
     }
 
+    // MARK: Threads and destination timelines
+
+    /// One bundle driven from many threads at once (callers for the client-timeline plugin, the
+    /// two destinations' workers for the scoped ones): the JavaScript counts how many calls are
+    /// inside and records any overlap; each event comes back with its own values.
+    @Test func oneContextIsNeverEnteredByTwoThreadsAtOnce() throws {
+        let bundle = """
+            let inside = 0, overlaps = 0, calls = 0
+            function enter() { if (inside !== 0) overlaps++; inside++; calls++ }
+            function leave() { inside-- }
+            function work() { let x = 0; for (let i = 0; i < 2000; i++) x += Math.sqrt(i); return x }
+            class Enrich extends LivePlugin {
+                track(event) {
+                    enter()
+                    try {
+                        if (event.event === "Report") { event.properties.overlaps = overlaps; event.properties.calls = calls; return event }
+                        work()
+                        event.properties.client = event.properties.i
+                        return event
+                    } finally { leave() }
+                }
+            }
+            class Scoped extends LivePlugin {
+                track(event) {
+                    enter()
+                    try { work(); event.properties[this.destination] = event.properties.i; return event } finally { leave() }
+                }
+            }
+            analytics.add(new Enrich(LivePluginType.enrichment, null))
+            analytics.add(new Scoped(LivePluginType.enrichment, "Amplitude"))
+            analytics.add(new Scoped(LivePluginType.enrichment, "Mixpanel"))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        let threads = 4, perThread = 100, total = threads * perThread
+        DispatchQueue.concurrentPerform(iterations: threads) { t in
+            for k in 0..<perThread { client.analytics.track("Go", properties: ["i": .number(Double(t * perThread + k))]) }
+        }
+        #expect(client.analytics.flush())
+        client.analytics.track("Report")
+        #expect(client.analytics.flush())
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+        let report = try #require(client["Amplitude"].events.last { $0.event == "Report" })
+        #expect(report.properties["overlaps"] == 0)
+        #expect(report.properties["calls"] == .number(Double(3 * total + 1)), "every event entered each of the three plugins")
+        for key in ["Amplitude", "Mixpanel"] {
+            let events = client[key].events.filter { $0.event == "Go" }
+            #expect(events.count == total, "\(key)")
+            #expect(Set(events.compactMap { $0.properties["i"]?.doubleValue }) == Set((0..<total).map(Double.init)), "\(key)")
+            #expect(events.allSatisfy { $0.properties["client"] == $0.properties["i"] && $0.properties[key] == $0.properties["i"] },
+                    "each event came back with its own values (\(key))")
+        }
+    }
+
+    /// A destination-scoped plugin runs in that destination's timeline after its destination
+    /// filters (include/analytics_plugin.h: the host puts them first in the before stage): an
+    /// event a routing rule drops for the destination never reaches the plugin.
+    @Test func aDestinationScopedPluginNeverSeesWhatItsDestinationFiltersDrop() throws {
+        let bundle = """
+            class Watch extends LivePlugin {
+                track(event) { console.log("Amplitude's plugin saw " + event.event); event.properties.watched = true; return event }
+            }
+            analytics.add(new Watch(LivePluginType.before, "Amplitude"))
+            """
+        let rule: JSON = ["destinationName": "Amplitude",
+                          "matchers": [["type": "fql", "ir": #"["=","event",{"value":"Secret"}]"#]],
+                          "transformers": [[["type": "drop"]]]]
+        let client = try LiveClient.start(settings: ["middlewareSettings": ["routingRules": [rule]]],
+                                          options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Secret")
+        client.analytics.track("Public")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].names == ["Public"])
+        #expect(client["Amplitude"].events.first?.properties["watched"] == true)
+        #expect(client["Mixpanel"].names == ["Secret", "Public"], "the rule is Amplitude's only")
+        let seen = client.observer.logLines.filter { $0.contains("Amplitude's plugin saw") }
+        #expect(seen.count == 1 && seen.first?.hasSuffix("console: Amplitude's plugin saw Public") == true, "\(client.observer.logLines)")
+        let before = client["Amplitude"].timeline.plugins(of: .before)
+        #expect(before.first is DestinationFilterPlugin && before.last is NativeTimelinePlugin, "\(before)")
+    }
+
     // MARK: The bundle's life
 
     static func versioned(_ version: Int) -> String {
