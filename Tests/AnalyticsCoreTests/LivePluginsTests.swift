@@ -817,8 +817,10 @@ struct LivePluginsTests {
 
     /// A destination-scoped plugin runs in that destination's timeline after its destination
     /// filters (include/analytics_plugin.h: the host puts them first in the before stage): an
-    /// event a routing rule drops for the destination never reaches the plugin.
-    @Test func aDestinationScopedPluginNeverSeesWhatItsDestinationFiltersDrop() throws {
+    /// event a routing rule drops for the destination never reaches the plugin. Both ways a
+    /// scoped plugin joins: the destination exists when the bundle adds it, or the settings create
+    /// the destination later (the plugin waits for its key).
+    @Test(arguments: [false, true]) func aDestinationScopedPluginNeverSeesWhatItsDestinationFiltersDrop(createdLater: Bool) throws {
         let bundle = """
             class Watch extends LivePlugin {
                 track(event) { console.log("Amplitude's plugin saw " + event.event); event.properties.watched = true; return event }
@@ -828,18 +830,28 @@ struct LivePluginsTests {
         let rule: JSON = ["destinationName": "Amplitude",
                           "matchers": [["type": "fql", "ir": #"["=","event",{"value":"Secret"}]"#]],
                           "transformers": [[["type": "drop"]]]]
-        let client = try LiveClient.start(settings: ["middlewareSettings": ["routingRules": [rule]]],
-                                          options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let factory = RecordingFactory("Amplitude")
+        let client = try LiveClient.start(destinations: createdLater ? ["Mixpanel"] : ["Amplitude", "Mixpanel"],
+                                          settings: ["middlewareSettings": ["routingRules": [rule]]],
+                                          options: ["fallbackBundle": .string(try writeBundle(bundle))],
+                                          configure: { if createdLater { $0.integrationFactories = [factory] } })
         defer { client.analytics.shutdown() }
+        if createdLater {
+            #expect(client.analytics.find(key: "Amplitude") == nil)
+            var json = client.analytics.settings.json
+            json["integrations"]?["Amplitude"] = [:]
+            client.analytics.update(settings: Settings(json), type: .refresh)
+        }
+        let amplitude = try #require(createdLater ? factory.made.withLock { $0.first } : client.destinations["Amplitude"])
         client.analytics.track("Secret")
         client.analytics.track("Public")
         #expect(client.analytics.flush())
-        #expect(client["Amplitude"].names == ["Public"])
-        #expect(client["Amplitude"].events.first?.properties["watched"] == true)
+        #expect(amplitude.names == ["Public"])
+        #expect(amplitude.events.first?.properties["watched"] == true)
         #expect(client["Mixpanel"].names == ["Secret", "Public"], "the rule is Amplitude's only")
         let seen = client.observer.logLines.filter { $0.contains("Amplitude's plugin saw") }
         #expect(seen.count == 1 && seen.first?.hasSuffix("console: Amplitude's plugin saw Public") == true, "\(client.observer.logLines)")
-        let before = client["Amplitude"].timeline.plugins(of: .before)
+        let before = amplitude.timeline.plugins(of: .before)
         #expect(before.first is DestinationFilterPlugin && before.last is NativeTimelinePlugin, "\(before)")
     }
 
