@@ -380,6 +380,54 @@ struct LivePluginsTests {
         #expect(client.observer.errorMessages.filter { $0.contains("timed out after") }.count == 3, "n=4 never ran the loop")
     }
 
+    /// No `timeLimitMs` option: every call has 50 ms.
+    @Test func theDefaultTimeLimitIs50Milliseconds() throws {
+        let bundle = """
+            class Spinner extends LivePlugin {
+                track(event) { if (event.event === "Spin") { while (true) {} } event.properties.ok = true; return event }
+            }
+            analytics.add(new Spinner(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        let started = Date()
+        client.analytics.track("Spin")
+        client.analytics.track("Walk")
+        #expect(client.analytics.flush())
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(client.observer.errorMessages.contains { $0.contains("Spinner") && $0.contains("timed out after 50 ms (stopped)") },
+                "\(client.observer.errorMessages)")
+        #expect(client["Amplitude"].names == ["Spin", "Walk"])
+        #expect(client["Amplitude"].events.last?.properties["ok"] == true, "the next event is fine")
+    }
+
+    /// `update`, `flush` (and `reset`) run under the same time limit as events: a loop there is
+    /// stopped, reported with the plugin's name and the call, and the plugin goes on.
+    @Test func aLoopInALifecycleCallIsStoppedAndReportedWithThePluginsName() throws {
+        let bundle = """
+            let armed = false
+            class Stuck extends LivePlugin {
+                update(settings, type) { if (type === UpdateType.refresh) { while (true) {} } }
+                track(event) { if (event.event === "Arm") armed = true; event.properties.ok = true; return event }
+                flush() { if (armed) { armed = false; while (true) {} } }
+            }
+            analytics.add(new Stuck(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        let started = Date()
+        client.analytics.update(settings: client.analytics.settings, type: .refresh)
+        #expect(client.observer.contains("plugin Stuck failed in update: timed out after 50 ms (stopped)"), "\(client.observer.logLines)")
+        client.analytics.track("Arm")
+        #expect(client.analytics.flush())
+        #expect(client.observer.contains("plugin Stuck failed in flush: timed out after 50 ms (stopped)"), "\(client.observer.logLines)")
+        client.analytics.track("After")
+        #expect(client.analytics.flush())
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(client["Amplitude"].names == ["Arm", "After"])
+        #expect(client["Amplitude"].events.allSatisfy { $0.properties["ok"] == true }, "the same plugin runs the next events")
+    }
+
     @Test func aBundleOverItsHeapBoundIsUnloaded() throws {
         let bundle = """
             const kept = []
@@ -435,36 +483,376 @@ struct LivePluginsTests {
         #expect(messages.contains { $0.contains("NotAnEvent") && $0.contains("returned number, not an event object") }, "\(messages)")
     }
 
+    /// Every failure of a JavaScript plugin (throw, non-object answer, time-out) is counted on
+    /// its timeline plugin, as a C plugin's are, on the client's and on a destination's timeline.
+    @Test func everyFailureOfAJavaScriptPluginIsCounted() throws {
+        let bundle = """
+            class Failing extends LivePlugin {
+                track(event) {
+                    if (event.event === "Throw") throw new Error("bad")
+                    if (event.event === "Number") return 7
+                    if (event.event === "Spin") while (true) {}
+                    return event
+                }
+            }
+            analytics.add(new Failing(LivePluginType.enrichment, null))
+            analytics.add(new Failing(LivePluginType.enrichment, "Amplitude"))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        for name in ["Throw", "Fine", "Number", "Throw", "Spin", "Fine"] { client.analytics.track(name) }
+        #expect(client.analytics.flush())
+        func failing(_ timeline: Timeline) throws -> NativeTimelinePlugin {
+            try #require(timeline.plugins(of: .enrichment).compactMap { $0 as? NativeTimelinePlugin }.first { $0.name == "Failing" })
+        }
+        #expect(try failing(client.analytics.timeline).errors == 4)
+        #expect(try failing(client["Amplitude"].timeline).errors == 4)
+        #expect(client.observer.errorMessages.filter { $0.contains("Failing") }.count == 8, "\(client.observer.errorMessages)")
+        #expect(client["Amplitude"].names == ["Throw", "Fine", "Number", "Throw", "Spin", "Fine"], "each went on unchanged")
+    }
+
+    @Test func returningUndefinedDropsTheEventLikeNull() throws {
+        let bundle = """
+            class Quiet extends LivePlugin {
+                track(event) { if (event.event !== "Drop me") return event }
+                screen(event) { return undefined }
+            }
+            analytics.add(new Quiet(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Drop me")
+        client.analytics.screen("Home")
+        client.analytics.track("Keep")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].names == ["Keep"])
+        #expect(client["Mixpanel"].names == ["Keep"])
+        #expect(client.observer.errors.isEmpty, "a drop, not a failure: \(client.observer.errorMessages)")
+    }
+
     @Test func aSyntaxErrorInTheBundleIsReportedWithFileAndLine() throws {
-        let path = try writeBundle("let fine = 1;\nclass Broken extends LivePlugin {\n  track(event) { return event\n}\n")
+        let path = try writeBundle("let fine = 1;\nclass Broken extends LivePlugin {\n  track(event) { return event.properties. }\n}\n")
         let client = try LiveClient.start(options: ["fallbackBundle": .string(path)])
         defer { client.analytics.shutdown() }
         #expect(client.observer.waitFor("failed to load"))
-        #expect(client.observer.contains("\(path):"), "\(client.observer.logLines)")
-        #expect(client.observer.contains("SyntaxError"))
+        #expect(client.observer.contains("the fallback bundle failed to load: \(path):3: SyntaxError: Unexpected token '}'"),
+                "\(client.observer.logLines)")
         client.analytics.track("Still Works")
         #expect(client.analytics.flush())
         #expect(client["Amplitude"].names == ["Still Works"])
     }
 
     @Test func sandboxHasNoNetworkFilesOrModules() throws {
+        // import() settles in a microtask: its handlers send an event saying how, so the test
+        // waits for the settlement itself, not for a state that is still "pending".
         let bundle = """
             const globals = ["fetch", "XMLHttpRequest", "require", "process", "Deno", "Bun", "setTimeout", "__live_native"]
                 .filter((name) => typeof globalThis[name] !== "undefined")
-            let imported = "pending"
-            import("fs").then(() => { imported = "loaded" }, () => { imported = "refused" })
+            import("fs").then(() => { analytics.track("Import settled", { outcome: "loaded" }) },
+                              (e) => { analytics.track("Import settled", { outcome: "refused", reason: String(e) }) })
             class Report extends LivePlugin {
-                track(event) { event.properties.globals = globals; event.properties.imported = imported; return event }
+                track(event) { event.properties.globals = globals; return event }
             }
             analytics.add(new Report(LivePluginType.enrichment, null))
             """
         let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
         defer { client.analytics.shutdown() }
         client.analytics.track("Probe")
+        #expect(eventually { client.analytics.flush() && client["Amplitude"].names.contains("Import settled") })
+        let probe = try #require(client["Amplitude"].events.first { $0.event == "Probe" })
+        #expect(probe.properties["globals"] == [], "no I/O globals and no native bridge reachable")
+        let settled = try #require(client["Amplitude"].events.first { $0.event == "Import settled" })
+        #expect(settled.properties["outcome"] == "refused", "\(settled.properties)")
+        #expect(settled.properties["reason"]?.stringValue?.contains("Could not import the module 'fs'") == true, "\(settled.properties)")
+    }
+
+    // MARK: The JavaScript API
+
+    @Test func analyticsTraitsAreTheUsersTraits() throws {
+        let bundle = """
+            class Traits extends LivePlugin { track(event) { event.properties.traits = analytics.traits; return event } }
+            analytics.add(new Traits(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Anonymous")
+        client.analytics.identify(userId: "u-1", traits: ["plan": "pro", "seats": 3])
+        client.analytics.track("Identified")
         #expect(client.analytics.flush())
-        let e = try #require(client["Amplitude"].events.first)
-        #expect(e.properties["globals"] == [], "no I/O globals and no native bridge reachable")
-        #expect(e.properties["imported"] != "loaded")
+        let events = client["Amplitude"].events
+        #expect(events.first { $0.event == "Anonymous" }?.properties["traits"] == [:])
+        #expect(events.first { $0.event == "Identified" }?.properties["traits"] == ["plan": "pro", "seats": 3])
+    }
+
+    /// `analytics.alias(newId)`: an alias event through the pipeline, from the current userId to
+    /// the new one, which becomes the host's user.
+    @Test func analyticsAliasSendsAnAliasFromTheCurrentUser() throws {
+        let bundle = """
+            class Merge extends LivePlugin { track(event) { if (event.event === "Merge") analytics.alias("u-new"); return event } }
+            analytics.add(new Merge(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.identify(userId: "u-old")
+        client.analytics.track("Merge")
+        #expect(client.analytics.flush())
+        for key in ["Amplitude", "Mixpanel"] {
+            let alias = try #require(client[key].events.first { $0.type == .alias }, "\(key): \(client[key].names)")
+            #expect(alias.userId == "u-new" && alias.payload["previousId"] == "u-old")
+            #expect(alias.context["__eventOrigin"] == ["type": "js", "version": 0])
+        }
+        #expect(client.analytics.userId == "u-new")
+    }
+
+    /// `analytics.reset()` resets the host's user: the next event has a new anonymousId and no user.
+    @Test func analyticsResetResetsTheHostsUser() throws {
+        let bundle = """
+            class Logout extends LivePlugin { track(event) { if (event.event === "Log Out") analytics.reset(); return event } }
+            analytics.add(new Logout(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.identify(userId: "u-1", traits: ["plan": "pro"])
+        let before = client.analytics.anonymousId
+        client.analytics.track("Log Out")
+        #expect(client.analytics.anonymousId != before)
+        #expect(client.analytics.userId == nil && client.analytics.traits.isEmpty)
+        client.analytics.track("Next")
+        #expect(client.analytics.flush())
+        let logout = try #require(client["Amplitude"].events.first { $0.event == "Log Out" })
+        let next = try #require(client["Amplitude"].events.first { $0.event == "Next" })
+        #expect(logout.userId == "u-1" && logout.anonymousId == before)
+        #expect(next.userId == nil && next.anonymousId == client.analytics.anonymousId)
+    }
+
+    /// `analytics.flush()` flushes the host: the destinations are flushed without the app asking.
+    @Test func analyticsFlushFlushesTheDestinations() throws {
+        let bundle = """
+            class Flusher extends LivePlugin { track(event) { if (event.event === "Flush Now") analytics.flush(); return event } }
+            analytics.add(new Flusher(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Plain")
+        #expect(client["Amplitude"].recorded.flushes == 0 && client["Mixpanel"].recorded.flushes == 0)
+        client.analytics.track("Flush Now")
+        #expect(eventually { client["Amplitude"].recorded.flushes >= 1 && client["Mixpanel"].recorded.flushes >= 1 })
+    }
+
+    /// A settings refresh reaches `update(settings, type)` with `UpdateType.refresh` and the new document.
+    @Test func aSettingsRefreshReachesUpdateAsRefresh() throws {
+        let bundle = """
+            class Settle extends LivePlugin {
+                update(settings, type) {
+                    analytics.track("Updated", { refresh: type === UpdateType.refresh, initial: type === UpdateType.initial,
+                                                 marker: settings.marker === undefined ? null : settings.marker })
+                }
+            }
+            analytics.add(new Settle(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        #expect(client.analytics.flush())
+        var json = client.analytics.settings.json
+        json["marker"] = "refreshed"
+        client.analytics.update(settings: Settings(json), type: .refresh)
+        #expect(client.analytics.flush())
+        let updates = client["Amplitude"].events.filter { $0.event == "Updated" }.map(\.properties)
+        #expect(updates.first == ["refresh": false, "initial": true, "marker": nil], "\(updates)")
+        #expect(updates.filter { $0["refresh"] == true } == [["refresh": true, "initial": false, "marker": "refreshed"]], "\(updates)")
+    }
+
+    /// `LivePluginType.after` on the client's timeline runs after the fan-out to destinations: it
+    /// sees the enriched event, and what it changes or drops never reaches a destination.
+    @Test func anAfterPluginSeesTheEnrichedEventAndDestinationsNeverSeeItsChanges() throws {
+        let bundle = """
+            class After extends LivePlugin {
+                track(event) {
+                    console.log("after saw " + event.event + " enriched=" + event.properties.enriched)
+                    event.properties.after = true
+                    return event.event === "Dropped After" ? null : event
+                }
+            }
+            class Enrich extends LivePlugin { track(event) { event.properties.enriched = true; return event } }
+            analytics.add(new After(LivePluginType.after, null))  // added first: the type decides the place
+            analytics.add(new Enrich(LivePluginType.enrichment, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Plain")
+        client.analytics.track("Dropped After")
+        #expect(client.analytics.flush())
+        #expect(client.analytics.timeline.plugins(of: .after).contains { ($0 as? NativeTimelinePlugin)?.name == "After" })
+        #expect(client.observer.contains("console: after saw Plain enriched=true"), "\(client.observer.logLines)")
+        #expect(client.observer.contains("console: after saw Dropped After enriched=true"))
+        for key in ["Amplitude", "Mixpanel"] {
+            #expect(client[key].names == ["Plain", "Dropped After"], "a drop after the fan-out drops nothing")
+            #expect(client[key].events.allSatisfy { $0.properties == ["enriched": true] }, "\(client[key].events.map(\.properties))")
+        }
+    }
+
+    /// `LivePluginType.after` scoped to a destination runs after that destination got the event.
+    @Test func aDestinationScopedAfterPluginRunsAfterItsDestination() throws {
+        let bundle = """
+            class After extends LivePlugin {
+                track(event) { console.log("after Amplitude: " + event.event); event.properties.after = true; return event }
+            }
+            analytics.add(new After(LivePluginType.after, "Amplitude"))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Plain")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].timeline.plugins(of: .after).contains { ($0 as? NativeTimelinePlugin)?.name == "After" })
+        #expect(client.observer.contains("console: after Amplitude: Plain"), "\(client.observer.logLines)")
+        #expect(client["Amplitude"].events.map(\.properties) == [[:]], "the destination had it before the after plugin")
+        #expect(client.observer.logLines.filter { $0.contains("after Amplitude") }.count == 1, "not in Mixpanel's timeline")
+    }
+
+    /// `LivePluginType.utility` sees settings, reset and flush, never an event.
+    @Test func aUtilityPluginSeesSettingsResetAndFlushButNoEvents() throws {
+        let bundle = """
+            class Util extends LivePlugin {
+                update(settings, type) { console.log("util update") }
+                track(event) { console.log("util track"); event.properties.util = true; return event }
+                reset() { console.log("util reset") }
+                flush() { console.log("util flush") }
+            }
+            analytics.add(new Util(LivePluginType.utility, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Plain")
+        client.analytics.reset()
+        #expect(client.analytics.flush())
+        #expect(client.analytics.timeline.plugins(of: .utility).contains { ($0 as? NativeTimelinePlugin)?.name == "Util" })
+        for call in ["update", "reset", "flush"] {
+            #expect(client.observer.contains("console: util \(call)"), "\(client.observer.logLines)")
+        }
+        #expect(!client.observer.contains("console: util track"))
+        #expect(client["Amplitude"].events.map(\.properties) == [[:]])
+    }
+
+    /// `analytics.add` after the bundle loaded (here from a plugin's method) puts the plugin on the
+    /// timeline for the events that follow.
+    @Test func aPluginAddedLaterTakesEffectForTheFollowingEvents() throws {
+        let bundle = """
+            class Tagger extends LivePlugin { track(event) { event.properties.tagged = true; return event } }
+            class Installer extends LivePlugin {
+                track(event) {
+                    if (event.event === "Install") analytics.add(new Tagger(LivePluginType.enrichment, null))
+                    return event
+                }
+            }
+            analytics.add(new Installer(LivePluginType.before, null))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        client.analytics.track("Early")
+        client.analytics.track("Install")
+        client.analytics.track("Later")
+        client.analytics.track("Latest")
+        #expect(client.analytics.flush())
+        #expect(client.analytics.timeline.plugins(of: .enrichment).contains { ($0 as? NativeTimelinePlugin)?.name == "Tagger" })
+        let events = client["Amplitude"].events
+        #expect(events.map(\.event) == ["Early", "Install", "Later", "Latest"])
+        #expect(events.first?.properties["tagged"] == nil)
+        #expect(events.suffix(2).allSatisfy { $0.properties["tagged"] == true }, "\(events.map(\.properties))")
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+    }
+
+    // MARK: Threads and destination timelines
+
+    /// One bundle driven from many threads at once (callers for the client-timeline plugin, the
+    /// two destinations' workers for the scoped ones): the JavaScript counts how many calls are
+    /// inside and records any overlap; each event comes back with its own values.
+    @Test func oneContextIsNeverEnteredByTwoThreadsAtOnce() throws {
+        let bundle = """
+            let inside = 0, overlaps = 0, calls = 0
+            function enter() { if (inside !== 0) overlaps++; inside++; calls++ }
+            function leave() { inside-- }
+            function work() { let x = 0; for (let i = 0; i < 2000; i++) x += Math.sqrt(i); return x }
+            class Enrich extends LivePlugin {
+                track(event) {
+                    enter()
+                    try {
+                        if (event.event === "Report") { event.properties.overlaps = overlaps; event.properties.calls = calls; return event }
+                        work()
+                        event.properties.client = event.properties.i
+                        return event
+                    } finally { leave() }
+                }
+            }
+            class Scoped extends LivePlugin {
+                track(event) {
+                    enter()
+                    try { work(); event.properties[this.destination] = event.properties.i; return event } finally { leave() }
+                }
+            }
+            analytics.add(new Enrich(LivePluginType.enrichment, null))
+            analytics.add(new Scoped(LivePluginType.enrichment, "Amplitude"))
+            analytics.add(new Scoped(LivePluginType.enrichment, "Mixpanel"))
+            """
+        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        defer { client.analytics.shutdown() }
+        let threads = 4, perThread = 100, total = threads * perThread
+        DispatchQueue.concurrentPerform(iterations: threads) { t in
+            for k in 0..<perThread { client.analytics.track("Go", properties: ["i": .number(Double(t * perThread + k))]) }
+        }
+        #expect(client.analytics.flush())
+        client.analytics.track("Report")
+        #expect(client.analytics.flush())
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+        let report = try #require(client["Amplitude"].events.last { $0.event == "Report" })
+        #expect(report.properties["overlaps"] == 0)
+        #expect(report.properties["calls"] == .number(Double(3 * total + 1)), "every event entered each of the three plugins")
+        for key in ["Amplitude", "Mixpanel"] {
+            let events = client[key].events.filter { $0.event == "Go" }
+            #expect(events.count == total, "\(key)")
+            #expect(Set(events.compactMap { $0.properties["i"]?.doubleValue }) == Set((0..<total).map(Double.init)), "\(key)")
+            #expect(events.allSatisfy { $0.properties["client"] == $0.properties["i"] && $0.properties[key] == $0.properties["i"] },
+                    "each event came back with its own values (\(key))")
+        }
+    }
+
+    /// A destination-scoped plugin runs in that destination's timeline after its destination
+    /// filters (include/analytics_plugin.h: the host puts them first in the before stage): an
+    /// event a routing rule drops for the destination never reaches the plugin. Both ways a
+    /// scoped plugin joins: the destination exists when the bundle adds it, or the settings create
+    /// the destination later (the plugin waits for its key).
+    @Test(arguments: [false, true]) func aDestinationScopedPluginNeverSeesWhatItsDestinationFiltersDrop(createdLater: Bool) throws {
+        let bundle = """
+            class Watch extends LivePlugin {
+                track(event) { console.log("Amplitude's plugin saw " + event.event); event.properties.watched = true; return event }
+            }
+            analytics.add(new Watch(LivePluginType.before, "Amplitude"))
+            """
+        let rule: JSON = ["destinationName": "Amplitude",
+                          "matchers": [["type": "fql", "ir": #"["=","event",{"value":"Secret"}]"#]],
+                          "transformers": [[["type": "drop"]]]]
+        let factory = RecordingFactory("Amplitude")
+        let client = try LiveClient.start(destinations: createdLater ? ["Mixpanel"] : ["Amplitude", "Mixpanel"],
+                                          settings: ["middlewareSettings": ["routingRules": [rule]]],
+                                          options: ["fallbackBundle": .string(try writeBundle(bundle))],
+                                          configure: { if createdLater { $0.integrationFactories = [factory] } })
+        defer { client.analytics.shutdown() }
+        if createdLater {
+            #expect(client.analytics.find(key: "Amplitude") == nil)
+            var json = client.analytics.settings.json
+            json["integrations"]?["Amplitude"] = [:]
+            client.analytics.update(settings: Settings(json), type: .refresh)
+        }
+        let amplitude = try #require(createdLater ? factory.made.withLock { $0.first } : client.destinations["Amplitude"])
+        client.analytics.track("Secret")
+        client.analytics.track("Public")
+        #expect(client.analytics.flush())
+        #expect(amplitude.names == ["Public"])
+        #expect(amplitude.events.first?.properties["watched"] == true)
+        #expect(client["Mixpanel"].names == ["Secret", "Public"], "the rule is Amplitude's only")
+        let seen = client.observer.logLines.filter { $0.contains("Amplitude's plugin saw") }
+        #expect(seen.count == 1 && seen.first?.hasSuffix("console: Amplitude's plugin saw Public") == true, "\(client.observer.logLines)")
+        let before = amplitude.timeline.plugins(of: .before)
+        #expect(before.first is DestinationFilterPlugin && before.last is NativeTimelinePlugin, "\(before)")
     }
 
     // MARK: The bundle's life
@@ -503,10 +891,16 @@ struct LivePluginsTests {
         client.analytics.update(settings: Settings(json), type: .refresh)
         #expect(client.observer.waitFor("loaded bundle version 2"))
         client.analytics.update(settings: Settings(json), type: .refresh)
+        // A lower version (1, below the active 2) neither downloads nor replaces.
+        server.enqueue(.status(200, body: Self.versioned(1)), path: "/v1-again.js")
+        json["edgeFunction"] = Self.edge(server, version: 1, path: "/v1-again.js")["edgeFunction"]
+        client.analytics.update(settings: Settings(json), type: .refresh)
+        #expect(client.analytics.flush(), "the instance's flush comes after its update: the refresh was handled")
         client.analytics.track("After")
         #expect(client.analytics.flush())
         #expect(client["Amplitude"].events.last?.properties["bundle"] == 2)
         #expect(server.requests.map(\.path) == ["/v1.js", "/v2.js"])
+        #expect(client.observer.logLines.filter { $0.contains("loaded bundle version") }.count == 2, "\(client.observer.logLines)")
         #expect(try String(contentsOfFile: client.storage + "/plugins/LivePlugins/bundle.version", encoding: .utf8) == "2\n")
     }
 
@@ -529,6 +923,32 @@ struct LivePluginsTests {
         client.analytics.update(settings: Settings(json), type: .refresh)
         #expect(client.observer.waitFor("bundle version 3 from"))
         #expect(client.observer.contains("/v3.js:4: ReferenceError"), "\(client.observer.logLines)")
+
+        client.analytics.track("Still One")
+        #expect(client.analytics.flush())
+        #expect(client["Amplitude"].events.last?.properties["bundle"] == 1)
+        #expect(try String(contentsOfFile: client.storage + "/plugins/LivePlugins/bundle.version", encoding: .utf8) == "1\n")
+        #expect(!FileManager.default.fileExists(atPath: client.storage + "/plugins/LivePlugins/bundle.js.download"))
+    }
+
+    @Test func aSyntaxErrorInADownloadedReplacementKeepsThePreviousBundle() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(.status(200, body: Self.versioned(1)), path: "/v1.js")
+        let client = try LiveClient.start(settings: Self.edge(server, version: 1, path: "/v1.js"))
+        defer { client.analytics.shutdown() }
+        #expect(client.observer.waitFor("loaded bundle version 1"))
+
+        let broken = "class Two extends LivePlugin {\n  track(event) { return event.properties. }\n}\nanalytics.add(new Two(LivePluginType.enrichment, null))\n"
+        server.enqueue(.status(200, body: broken), path: "/v2.js")
+        let url = server.baseURL + "/v2.js"
+        var json = client.analytics.settings.json
+        json["edgeFunction"] = Self.edge(server, version: 2, path: "/v2.js")["edgeFunction"]
+        client.analytics.update(settings: Settings(json), type: .refresh)
+        #expect(client.observer.waitFor("bundle version 2 from"))
+        #expect(client.observer.contains("bundle version 2 from \(url) failed to load: \(url):2: SyntaxError: Unexpected token '}'"),
+                "\(client.observer.logLines)")
+        #expect(client.observer.contains("keeping the active bundle"))
 
         client.analytics.track("Still One")
         #expect(client.analytics.flush())
