@@ -18,18 +18,7 @@ struct IsolationLiveTests {
         }
         defer { client.analytics.shutdown() }
         #expect(client.analytics.isolatedLibraries.map(\.key) == ["LivePlugins"])
-        _ = try client.analytics.process(payload: LivePluginsTests.productViewed)
-        client.analytics.track("Order Completed", properties: ["product_did": "untouched"])
-        #expect(client.analytics.flush())
-        for key in ["Amplitude", "Mixpanel"] {
-            let e = try #require(client[key].events.first)
-            #expect(e.properties["product_id"] == "p-1", "\(key)")
-            #expect(e.properties["product_did"] == nil, "\(key)")
-            #expect(client[key].events.last?.properties["product_did"] == "untouched")
-        }
-        #expect(client["Amplitude"].events.first?.context["device"] == ["model": "x1"])
-        #expect(client["Mixpanel"].events.first?.context["device"] == ["advertisingId": "ad-123", "model": "x1"])
-        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+        try LivePluginsTests.expectSeedEffects(client)
     }
 
     /// Under an address-space limit below what JavaScriptCore reserves at start, its runner dies
@@ -43,6 +32,8 @@ struct IsolationLiveTests {
             $0.isolation.maxCrashes = 1
         }
         defer { client.analytics.shutdown() }
+        // The runner's start is reported from the library's own thread: wait for it.
+        #expect(client.observer.waitFor("while creating the instance"))
         let report = try #require(client.observer.errorMessages.first { $0.contains("while creating the instance") },
                                   "\(client.observer.errorMessages)")
         #expect(report.contains("its address space is limited to 2147483648 bytes, RLIMIT_AS"), "\(report)")

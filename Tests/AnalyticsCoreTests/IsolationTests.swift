@@ -136,14 +136,13 @@ import Testing
         #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
     }
 
-    /// Where the host may make a memory cgroup (CI: root on cgroup v1), the runner's limit is
-    /// the memory it really uses: the kernel's OOM killer ends it, and the report says so.
-    @Test(.disabled(if: ThreadSanitizer.isActive, "ThreadSanitizer's shadow memory counts against the cgroup"),
-          .enabled(if: RunnerCgroup.unavailableReason == nil, "no memory cgroup here: \(RunnerCgroup.unavailableReason ?? "")"))
-    func aLibraryThatAllocatesWithoutBoundIsStoppedByItsMemoryCgroup() throws {
+    /// "Allocate" (which allocates without bound) then "After" through the isolated library under
+    /// the memory limit `configure` sets: its runner is stopped, restarted once, "Allocate" is
+    /// counted failed and "After" delivered. Returns the report of the runner's end.
+    func allocateWithoutBound(_ configure: (inout IsolationConfiguration) -> Void) throws -> String {
         let s = try start {
-            $0.isolation.memoryLimitBytes = 256 << 20
             $0.isolation.maxAttempts = 1
+            configure(&$0.isolation)
         }
         defer { FixtureBuilder.remove(s.dir) }
         s.analytics.track("Allocate")
@@ -152,35 +151,32 @@ import Testing
         let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
         #expect((isolated.received, isolated.delivered, isolated.failed, isolated.restarts) == (2, 2, 1, 1))
         #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
-        #expect(s.errors.messages.contains {
-            $0.contains("was stopped by its memory limit (268435456 bytes, memory cgroup ") && $0.contains("): it was killed by signal 9 (SIGKILL) while processing track \"Allocate\" event")
-        }, "\(s.errors.messages)")
-        // The cgroup is gone with the library.
-        let parent = try #require(RunnerCgroup.parent.path)
-        let left = (try? FileManager.default.contentsOfDirectory(atPath: parent))?.filter { $0.hasPrefix("analytics-runner-\(getpid())-") } ?? []
-        for name in left {  // another test's library may still be running; this one's is not
-            #expect(!s.errors.messages.joined().contains(parent + "/" + name + ")"), "\(name) left behind")
-        }
+        return try #require(s.errors.messages.first { $0.contains("while processing track \"Allocate\" event") }, "\(s.errors.messages)")
+    }
+
+    /// Where the host may make a memory cgroup (CI: root on cgroup v1), the runner's limit is
+    /// the memory it really uses: the kernel's OOM killer ends it, and the report says so.
+    @Test(.disabled(if: ThreadSanitizer.isActive, "ThreadSanitizer's shadow memory counts against the cgroup"),
+          .enabled(if: RunnerCgroup.unavailableReason == nil, "no memory cgroup here: \(RunnerCgroup.unavailableReason ?? "")"))
+    func aLibraryThatAllocatesWithoutBoundIsStoppedByItsMemoryCgroup() throws {
+        let report = try allocateWithoutBound { $0.memoryLimitBytes = 256 << 20 }
+        let prefix = "was stopped by its memory limit (268435456 bytes, memory cgroup "
+        let suffix = "): it was killed by signal 9 (SIGKILL)"
+        let start = try #require(report.range(of: prefix), "\(report)"), end = try #require(report.range(of: suffix), "\(report)")
+        // The library's cgroup is gone with it.
+        let cgroup = String(report[start.upperBound..<end.lowerBound])
+        #expect(cgroup.hasPrefix(RunnerCgroup.parent.path ?? "?") && !FileManager.default.fileExists(atPath: cgroup), "\(cgroup)")
     }
 
     /// RLIMIT_AS (`memoryLimit = .addressSpace`, and where no cgroup can be made): malloc fails,
     /// and the library that does not check writes through NULL.
     @Test(.disabled(if: ThreadSanitizer.isActive, "RLIMIT_AS is not applied under ThreadSanitizer"))
     func aLibraryThatAllocatesWithoutBoundIsStoppedByItsAddressSpaceLimit() throws {
-        let s = try start {
-            $0.isolation.memoryLimitBytes = 512 << 20
-            $0.isolation.memoryLimit = .addressSpace
-            $0.isolation.maxAttempts = 1
+        let report = try allocateWithoutBound {
+            $0.memoryLimitBytes = 512 << 20
+            $0.memoryLimit = .addressSpace
         }
-        defer { FixtureBuilder.remove(s.dir) }
-        s.analytics.track("Allocate")
-        s.analytics.track("After")
-        #expect(s.analytics.shutdown())
-        let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
-        #expect((isolated.received, isolated.delivered, isolated.failed, isolated.restarts) == (2, 2, 1, 1))
-        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
-        #expect(s.errors.messages.contains { $0.contains("was killed by signal 11 (SIGSEGV) while processing track \"Allocate\" event") },
-                "\(s.errors.messages)")
+        #expect(report.contains("was killed by signal 11 (SIGSEGV) while processing track \"Allocate\" event"), "\(report)")
     }
 
     @Test(.disabled(if: ThreadSanitizer.isActive, "ThreadSanitizer turns an _exit inside dlopen into its own exit status 66"))
@@ -302,14 +298,21 @@ import Testing
 /// `analytics-host run --isolate=Key`, as a user runs it: a library that segfaults on event 1,000
 /// no longer ends the command (it used to exit 139 and take every destination's events with it).
 @Suite struct IsolationCommandTests {
-    @Test func runCompletesWhenAnIsolatedLibrarySegfaults() throws {
-        let dir = try FixtureBuilder.makeDirectory()
-        defer { FixtureBuilder.remove(dir) }
+    /// A plugins directory with File and the isolated fixture, and settings enabling both (File
+    /// writes dir/file.ndjson, Isolated dir/isolated.ndjson).
+    func fileAndIsolated(in dir: String) throws -> (plugins: String, settings: String) {
         let plugins = try HostBinary.pluginsDirectory(in: dir)
         try FixtureBuilder.library("isolated", in: plugins)
         let settings = dir + "/settings.json"
         try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson"},"Isolated":{"path":"\#(dir)/isolated.ndjson"}}}"#
             .write(toFile: settings, atomically: true, encoding: .utf8)
+        return (plugins, settings)
+    }
+
+    @Test func runCompletesWhenAnIsolatedLibrarySegfaults() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let (plugins, settings) = try fileAndIsolated(in: dir)
         let input = (1...2000).map { n in #"{"type":"track","event":"\#(n == 1000 ? "Crash" : "E")","anonymousId":"a","properties":{"n":\#(n)}}"# }
             .joined(separator: "\n") + "\n"
         let result = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run",
@@ -333,11 +336,7 @@ import Testing
     @Test func ctrlCStopsTheHostWhichStopsItsRunnersInOrder() throws {
         let dir = try FixtureBuilder.makeDirectory()
         defer { FixtureBuilder.remove(dir) }
-        let plugins = try HostBinary.pluginsDirectory(in: dir)
-        try FixtureBuilder.library("isolated", in: plugins)
-        let settings = dir + "/settings.json"
-        try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson"},"Isolated":{"path":"\#(dir)/isolated.ndjson"}}}"#
-            .write(toFile: settings, atomically: true, encoding: .utf8)
+        let (plugins, settings) = try fileAndIsolated(in: dir)
         var input: [Int32] = [0, 0]
         #expect(pipe(&input) == 0)
         _ = fcntl(input[1], F_SETFD, FD_CLOEXEC)
