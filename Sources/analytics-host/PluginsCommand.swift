@@ -6,7 +6,7 @@ import Foundation
 enum PluginsCommand {
     static let help = """
         usage: analytics-host plugins --plugins DIR [--json] [--allow-insecure-plugins]
-                                      [--settings FILE] [--isolate[=KEY,...]]
+                                      [--settings FILE] [--isolate[=KEY,...]] [--isolate-memory BYTES]
 
         Loads every *.so in DIR the way `run` does (nothing is created or called beyond the entry
         function and the library's capability lookup) and prints, per library: file, key, version,
@@ -17,14 +17,17 @@ enum PluginsCommand {
         Each library is loaded in a process of its own (analytics-plugin-runner; outcomes cached by
         path, size and mtime), so one whose constructor crashes, exits or prints affects only its own
         entry. "isolation" is the mode `run` would use with the same --settings and --isolate:
-        "in-process" (the default) or "process".
+        "in-process" (the default) or "process"; for "process", "memory" is the runner's memory
+        limit (--isolate-memory, as for `run`) and how it holds here (a memory cgroup, or RLIMIT_AS
+        and why there is no cgroup).
 
         Exit status: 0 all libraries load; 1 some were refused; 2 usage error or DIR unusable.
         """
 
     static func main(_ arguments: [String]) throws -> Int32 {
-        let (arguments, isolation) = try IsolationOptions.extract(arguments)
-        let opts = try Options(arguments, valued: ["--plugins", "--settings"], flags: ["--json", "--allow-insecure-plugins"])
+        var (arguments, isolation) = try IsolationOptions.extract(arguments)
+        let opts = try Options(arguments, valued: ["--plugins", "--settings", "--isolate-memory"], flags: ["--json", "--allow-insecure-plugins"])
+        if let limit = try IsolationOptions.memoryLimit(opts["--isolate-memory"]) { isolation.memoryLimitBytes = limit }
         if opts.has("--help") { print(help); return 0 }
         let dir = try opts.required("--plugins")
         let settings = try opts["--settings"].map { path -> Settings in
@@ -52,6 +55,7 @@ enum PluginsCommand {
                 o["destination"] = .bool(i.isDestination)
                 o["wholeSettings"] = .bool(i.wantsWholeSettings)
                 o["isolation"] = .string(mode(i))
+                if mode(i) == IsolationMode.process.rawValue { o["memoryLimit"] = .string(isolation.memoryLimitSummary) }
                 return .object(o)
             }
             entries += scan.problems.map { p in ["file": .string(p.file), "status": "refused", "reason": .string(p.reasonText)] }
@@ -70,7 +74,7 @@ enum PluginsCommand {
                       language   \(e(i.language))\(i.toolchain.map { " (\(e($0)))" } ?? "")
                       role       \(e(roleText(i)))
                       hooks      \(i.hooks.names.joined(separator: " "))
-                      isolation  \(mode(i))
+                      isolation  \(mode(i))\(mode(i) == IsolationMode.process.rawValue ? "\n  memory     " + isolation.memoryLimitSummary : "")
                     """)
             }
             for p in scan.problems {

@@ -205,6 +205,9 @@ import Testing
         let text = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", host, "plugins", "--plugins", dir, "--isolate=Noop"])
         #expect(text.stdout.contains("plugins in \(dir): 2 loaded, 2 refused"))
         #expect(text.stdout.contains("isolation  process"))
+        // How its memory limit holds on this machine.
+        let mechanism = RunnerCgroup.unavailableReason == nil ? "(memory cgroup)" : "(RLIMIT_AS: no memory cgroup, "
+        #expect(text.stdout.contains("memory     2147483648 bytes \(mechanism)"), "\(text.stdout)")
     }
 }
 

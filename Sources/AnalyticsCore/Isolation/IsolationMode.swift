@@ -45,6 +45,15 @@ public struct IsolationConfiguration: Sendable, Equatable {
         self.byKey = byKey
     }
 
+    /// How `memoryLimitBytes` holds for a runner started now on this machine, for people to
+    /// read: "2147483648 bytes (memory cgroup)", "… (RLIMIT_AS: <why no cgroup>)", or "none".
+    public var memoryLimitSummary: String {
+        guard memoryLimitBytes > 0 else { return "none" }
+        if memoryLimit == .addressSpace { return "\(memoryLimitBytes) bytes (RLIMIT_AS, as configured)" }
+        if let reason = RunnerCgroup.unavailableReason { return "\(memoryLimitBytes) bytes (RLIMIT_AS: no memory cgroup, \(reason))" }
+        return "\(memoryLimitBytes) bytes (memory cgroup)"
+    }
+
     /// The mode of one library: `byKey` first; else process when the settings'
     /// `integrations[key].isolation` is "process" or every library is isolated; else in-process.
     public func mode(forKey key: String, settings: Settings?) -> IsolationMode {
