@@ -22,6 +22,8 @@ public final class Analytics: Sendable {
     private let factories: [IntegrationFactory]
     /// Plugins (destinations, and libraries that are not destinations) made from factories, by key.
     private let madeByFactory = Locked<[String: Plugin]>([:])
+    /// The isolation mode the settings asked for, by key, when it was not the one running (said once).
+    private let isolationAsked = Locked<[String: IsolationMode]>([:])
     /// The client's signals when `Configuration.signals` is set: emit breadcrumbs here, from any
     /// thread; every event also becomes an instrumentation signal.
     public let signals: Signals?
@@ -211,7 +213,8 @@ public final class Analytics: Sendable {
         let running = pluginScan.libraries.map { ($0.info, IsolationMode.inProcess) } + isolatedLibraries.map { ($0, IsolationMode.process) }
         for (info, mode) in running {
             let asked = configuration.isolation.mode(for: info, settings: settings)
-            guard asked != mode else { continue }
+            let previous = isolationAsked.withLock { $0.updateValue(asked, forKey: info.key) }
+            guard asked != mode, asked != previous else { continue }
             log(.warning, "\(info.key) runs \(mode == .process ? "in process mode" : "in-process"); the settings now ask for "
                 + "\(asked == .process ? "process mode" : "in-process"): a library's isolation is chosen at start-up (restart to apply)")
         }

@@ -126,6 +126,7 @@ import Testing
         settings["integrations"]?["Isolated"]?["isolation"] = "in-process"
         settings["integrations"]?["File"]?["isolation"] = "process"
         s.analytics.update(settings: Settings(settings))
+        s.analytics.update(settings: Settings(settings))  // said once per change, not per refresh
         s.analytics.track("After")
         #expect(s.analytics.shutdown())
         #expect(s.analytics.find(key: "Isolated") is ProcessDestination)
