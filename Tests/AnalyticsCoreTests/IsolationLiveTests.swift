@@ -11,7 +11,7 @@ struct IsolationLiveTests {
     /// the default memory limit where the host may make a memory cgroup (elsewhere without a limit:
     /// see the next test).
     @Test func theSeedsPluginsRunInTheirOwnProcess() throws {
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(LivePluginsTests.seedBundle))]) {
+        let client = try LiveClient.start(bundle: LivePluginsTests.seedBundle) {
             $0.isolation.byKey["LivePlugins"] = .process
             $0.isolation.scanCacheFile = ""
             if RunnerCgroup.unavailableReason != nil { $0.isolation.memoryLimitBytes = 0 }
@@ -25,7 +25,7 @@ struct IsolationLiveTests {
     /// while creating the instance, and the report says what to change.
     @Test(.disabled(if: ThreadSanitizer.isActive, "RLIMIT_AS is not applied under ThreadSanitizer"))
     func tooSmallAnAddressSpaceIsExplained() throws {
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(LivePluginsTests.seedBundle))]) {
+        let client = try LiveClient.start(bundle: LivePluginsTests.seedBundle) {
             $0.isolation.byKey["LivePlugins"] = .process
             $0.isolation.scanCacheFile = ""
             $0.isolation.memoryLimit = .addressSpace

@@ -45,7 +45,7 @@ struct LivePluginsTests {
     ]
 
     @Test func seedExamplesRunVerbatim() throws {
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(Self.seedBundle))])
+        let client = try LiveClient.start(bundle: Self.seedBundle)
         defer { client.analytics.shutdown() }
         try Self.expectSeedEffects(client)
     }
@@ -86,7 +86,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Mark(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         let long = String(repeating: "a", count: 40) + "é😀" + String(repeating: "b", count: 3000) + "\u{7}\""
         let properties: JSONObject = [
@@ -145,7 +145,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Context(LivePluginType.enrichment, null))
             """#
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         let big = try JSON(parsing: "12345678901234567890")
         let context: JSONObject = ["device": ["model": "x1", "advertisingId": "ad"], "locale": "en", "id": big,
@@ -218,7 +218,7 @@ struct LivePluginsTests {
             analytics.add(new Everything(LivePluginType.enrichment, "Mixpanel"))
             analytics.add(new Executes(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         let a = client.analytics
         a.track("Clicked")
@@ -264,7 +264,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Echo(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.identify(userId: "u-9", traits: ["plan": "pro"])
         #expect(client.analytics.flush())
@@ -302,7 +302,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Probe(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.track("Go")
         #expect(client.analytics.flush())
@@ -337,7 +337,7 @@ struct LivePluginsTests {
                 return base.call(this, event)
             }
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.identify(userId: "u-1")
         client.analytics.screen("Home")
@@ -395,7 +395,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Spinner(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         let started = Date()
         client.analytics.track("Spin")
@@ -420,7 +420,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Stuck(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         let started = Date()
         client.analytics.update(settings: client.analytics.settings, type: .refresh)
@@ -505,7 +505,7 @@ struct LivePluginsTests {
             analytics.add(new Failing(LivePluginType.enrichment, null))
             analytics.add(new Failing(LivePluginType.enrichment, "Amplitude"))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         for name in ["Throw", "Fine", "Number", "Throw", "Spin", "Fine"] { client.analytics.track(name) }
         #expect(client.analytics.flush())
@@ -526,7 +526,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Quiet(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.track("Drop me")
         client.analytics.screen("Home")
@@ -562,7 +562,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Report(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.track("Probe")
         #expect(eventually { client.analytics.flush() && client["Amplitude"].names.contains("Import settled") })
@@ -580,7 +580,7 @@ struct LivePluginsTests {
             class Traits extends LivePlugin { track(event) { event.properties.traits = analytics.traits; return event } }
             analytics.add(new Traits(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.track("Anonymous")
         client.analytics.identify(userId: "u-1", traits: ["plan": "pro", "seats": 3])
@@ -598,7 +598,7 @@ struct LivePluginsTests {
             class Merge extends LivePlugin { track(event) { if (event.event === "Merge") analytics.alias("u-new"); return event } }
             analytics.add(new Merge(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.identify(userId: "u-old")
         client.analytics.track("Merge")
@@ -617,7 +617,7 @@ struct LivePluginsTests {
             class Logout extends LivePlugin { track(event) { if (event.event === "Log Out") analytics.reset(); return event } }
             analytics.add(new Logout(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.identify(userId: "u-1", traits: ["plan": "pro"])
         let before = client.analytics.anonymousId
@@ -638,7 +638,7 @@ struct LivePluginsTests {
             class Flusher extends LivePlugin { track(event) { if (event.event === "Flush Now") analytics.flush(); return event } }
             analytics.add(new Flusher(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.track("Plain")
         #expect(client["Amplitude"].recorded.flushes == 0 && client["Mixpanel"].recorded.flushes == 0)
@@ -657,7 +657,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Settle(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         #expect(client.analytics.flush())
         var json = client.analytics.settings.json
@@ -684,7 +684,7 @@ struct LivePluginsTests {
             analytics.add(new After(LivePluginType.after, null))  // added first: the type decides the place
             analytics.add(new Enrich(LivePluginType.enrichment, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.track("Plain")
         client.analytics.track("Dropped After")
@@ -706,7 +706,7 @@ struct LivePluginsTests {
             }
             analytics.add(new After(LivePluginType.after, "Amplitude"))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.track("Plain")
         #expect(client.analytics.flush())
@@ -727,7 +727,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Util(LivePluginType.utility, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.track("Plain")
         client.analytics.reset()
@@ -753,7 +753,7 @@ struct LivePluginsTests {
             }
             analytics.add(new Installer(LivePluginType.before, null))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         client.analytics.track("Early")
         client.analytics.track("Install")
@@ -800,7 +800,7 @@ struct LivePluginsTests {
             analytics.add(new Scoped(LivePluginType.enrichment, "Amplitude"))
             analytics.add(new Scoped(LivePluginType.enrichment, "Mixpanel"))
             """
-        let client = try LiveClient.start(options: ["fallbackBundle": .string(try writeBundle(bundle))])
+        let client = try LiveClient.start(bundle: bundle)
         defer { client.analytics.shutdown() }
         let threads = 4, perThread = 100, total = threads * perThread
         DispatchQueue.concurrentPerform(iterations: threads) { t in

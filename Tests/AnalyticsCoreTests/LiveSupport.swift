@@ -108,6 +108,11 @@ struct LiveClient {
         return LiveClient(analytics: Analytics(configuration: config), observer: observer, destinations: recording, storage: storage)
     }
 
+    /// A client whose LivePlugins start on `bundle` (JavaScript source) as their fallback bundle.
+    static func start(bundle: String, configure: (inout Configuration) -> Void = { _ in }) throws -> LiveClient {
+        try start(options: ["fallbackBundle": .string(try writeBundle(bundle))], configure: configure)
+    }
+
     subscript(_ key: String) -> RecordingDestination { destinations[key]! }
 }
 
