@@ -118,7 +118,7 @@ public final class Analytics: Sendable {
         }
 
         if let dir = configuration.pluginsDirectory {
-            // Each library is loaded in analytics-plugin-runner first (Isolation/), then opened
+            // Each library is loaded in analytics-plugin-runner first (Libraries/Isolated/), then opened
             // here or left to runners by its isolation mode.
             let loaded = IsolatedStartup.load(directory: dir, configuration: configuration, settings: settings, log: log)
             pluginScan = loaded.scan

@@ -145,3 +145,56 @@ public final class NativeIntegration: @unchecked Sendable {
         return NativeHookResult(status: status, message: errorBuffer.message, hook: name)
     }
 }
+
+/// A host-owned `char err[]` passed to a library's fallible calls. One per instance: calls on an
+/// instance are serialized, so the buffer is reused for every call without allocating.
+final class ErrorBuffer: @unchecked Sendable {
+    /// Bytes the library may write (one more is kept for a terminating NUL it may forget).
+    let capacity = max(512, Int(AH_ERROR_CAPACITY_MIN))
+    let base: UnsafeMutablePointer<CChar>
+
+    init() {
+        base = .allocate(capacity: capacity + 1)
+        base.initialize(repeating: 0, count: capacity + 1)
+    }
+
+    deinit { base.deallocate() }
+
+    @inline(__always) func clear() { base[0] = 0 }
+
+    /// The text the library wrote (invalid UTF-8 is repaired, never trusted).
+    var message: String {
+        base[capacity] = 0
+        return String(cString: base)
+    }
+}
+
+/// The outcome of one hook call, from the library's status code and error text. Retryable and
+/// permanent failures are kept apart so the destination can back off on one and report the other.
+public enum NativeHookResult: Sendable, Equatable {
+    case ok
+    case retryable(String)
+    case permanent(String)
+
+    /// Maps a status; any value the header does not define counts as permanent.
+    init(status: ah_status, message: @autoclosure () -> String, hook: StaticString) {
+        switch status {
+        case ah_status(AH_OK):
+            self = .ok
+        case ah_status(AH_ERR_RETRYABLE):
+            let text = message()
+            self = .retryable(text.isEmpty ? "\(hook) failed (retryable) without a reason" : text)
+        case ah_status(AH_ERR_PERMANENT):
+            let text = message()
+            self = .permanent(text.isEmpty ? "\(hook) failed without a reason" : text)
+        default:
+            let text = message()
+            self = .permanent("\(hook) returned unknown status \(status)" + (text.isEmpty ? "" : ": \(text)"))
+        }
+    }
+
+    public var isOK: Bool {
+        if case .ok = self { return true }
+        return false
+    }
+}

@@ -119,3 +119,50 @@ enum ABINegotiation {
         return value
     }
 }
+
+/// An ABI version as it crosses the C boundary: major in the high 16 bits, minor in the low 16.
+/// Majors must match exactly; minors only tell which struct fields exist.
+public struct ABIVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let major: UInt32
+    public let minor: UInt32
+
+    public init(major: UInt32, minor: UInt32) {
+        self.major = major
+        self.minor = minor
+    }
+
+    public init(raw: UInt32) { self.init(major: raw >> 16, minor: raw & 0xFFFF) }
+
+    public var raw: UInt32 { major << 16 | (minor & 0xFFFF) }
+
+    /// The version described by the `include/analytics_plugin.h` this host was compiled with.
+    public static let host = ABIVersion(major: UInt32(AH_ABI_MAJOR), minor: UInt32(AH_ABI_MINOR))
+
+    public var description: String { "\(major).\(minor)" }
+
+    public static func < (a: ABIVersion, b: ABIVersion) -> Bool { a.raw < b.raw }
+}
+
+/// A library's `AH_EXT_APPLICATION` table (application events), read once at load time within
+/// the size the library declared.
+struct NativeApplicationTable: Sendable {
+    typealias Hook = @convention(c) (OpaquePointer, Int32, UnsafePointer<CChar>, Int, UnsafeMutablePointer<CChar>, Int) -> ah_status
+
+    /// `application_event`, or nil when the table leaves it NULL.
+    let hook: Hook?
+
+    /// The table of a library, nil when it offers none. A table shorter than its /1 layout is
+    /// refused like any malformed struct (the library is not loaded).
+    static func lookup(_ getExtension: (@convention(c) (UnsafePointer<CChar>) -> UnsafeRawPointer?)?,
+                       key: String, file: String) throws(PluginLoadError) -> NativeApplicationTable? {
+        guard let getExtension, let table = getExtension(AH_EXT_APPLICATION) else { return nil }
+        let raw = UnsafeRawPointer(table)
+        let size = Int(raw.loadUnaligned(as: UInt32.self))
+        guard size >= MemoryLayout<ah_application>.size else {
+            throw PluginLoadError(file: file, reason: .invalidIntegration(
+                "ah_application.size of \"\(key)\" is \(size) bytes, smaller than the \(AH_EXT_APPLICATION) layout (\(MemoryLayout<ah_application>.size) bytes)"))
+        }
+        let copy = ABINegotiation.copyPrefix(of: raw, declaredSize: size, into: ah_application())
+        return NativeApplicationTable(hook: copy.application_event)
+    }
+}

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Finds, opens and validates integration libraries. Nothing is created here: instances need
 /// settings, which arrive later (`NativeLibrary.makeInstance`).
 ///
@@ -71,5 +73,46 @@ public struct PluginLoader: Sendable {
         // A path without a slash would make dlopen search the system's library path.
         let library = try DynamicLibrary.open(file.contains("/") ? file : "./" + file)
         return try ABINegotiation.negotiate(library, hostToolchain: configuration.hostSwiftToolchain)
+    }
+}
+
+/// The one safety check made before code is loaded: a library, or the directory it sits in, that
+/// someone other than its owner can write is a way to run their code inside the host.
+enum FilePermissions {
+    /// Why `path` is unsafe to load from (nil when its mode has no group/other write bit).
+    /// Symbolic links are followed: the file that would be mapped is the one that counts.
+    static func insecurity(of path: String, what: String) -> String? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        let groupWritable = st.st_mode & S_IWGRP != 0
+        let otherWritable = st.st_mode & S_IWOTH != 0
+        guard groupWritable || otherWritable else { return nil }
+        let who = groupWritable && otherWritable ? "group and others" : groupWritable ? "group" : "others"
+        return "\(what) is writable by \(who) (mode \(String(st.st_mode & 0o7777, radix: 8)))"
+    }
+}
+
+/// A shared object opened for the rest of the process's life.
+///
+/// Opened with `RTLD_NOW` (unresolved symbols fail here, not mid-event), `RTLD_LOCAL` (a
+/// library's symbols cannot satisfy another's) and `RTLD_NODELETE`, and never closed: unmapping a
+/// library that contains Swift code crashes the process later.
+struct DynamicLibrary: @unchecked Sendable {
+    let path: String
+    private let handle: UnsafeMutableRawPointer
+
+    /// Opens `path` (which must contain a slash, so no search path is consulted).
+    static func open(_ path: String) throws(PluginLoadError) -> DynamicLibrary {
+        _ = dlerror()
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
+            let text = dlerror().map { String(cString: $0) } ?? "dlopen failed without a reason"
+            throw PluginLoadError(file: path, reason: .notASharedObject(text))
+        }
+        return DynamicLibrary(path: path, handle: handle)
+    }
+
+    /// The address of an exported symbol, or nil.
+    func symbol(_ name: String) -> UnsafeMutableRawPointer? {
+        dlsym(handle, name)
     }
 }
