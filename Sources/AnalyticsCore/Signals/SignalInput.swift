@@ -1,6 +1,6 @@
 /// A signal read from JSON text (an input line, a library's `emit`), checked against the
 /// documented fields of its type before the host stamps it. Unknown fields pass through.
-public struct SignalInput: RawSignal, Equatable {
+package struct SignalInput: RawSignal, Equatable {
     public var signalType: SignalType
     public var signalData: JSONObject
     /// Kept when given (replaying a recorded session); the host's clock otherwise.

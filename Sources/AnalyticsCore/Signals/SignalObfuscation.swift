@@ -2,7 +2,7 @@
 /// string becomes "***" and every number 0, at any depth, except the documented enumerations
 /// (`action`, `component`, and `type` of instrumentation signals) that say what happened
 /// without saying to whom. Keys, booleans and nulls stay, so a debugger still shows the structure.
-public enum SignalObfuscation {
+package enum SignalObfuscation {
     public static let mask = "***"
 
     public static func obfuscate(_ signal: Signal) -> Signal {

@@ -33,7 +33,7 @@ extension DestinationPlugin {
 /// runs on the caller's thread inside the fan-out instead of on a worker: no queue, no overflow.
 /// `execute`, `update` and `reset` are never called concurrently and keep call order; `flush` and
 /// `shutdown` may run on another thread while an event is being handled, so they must be safe to.
-public protocol InlineDestination: DestinationPlugin {}
+package protocol InlineDestination: DestinationPlugin {}
 
 /// A destination that also produces events (a loaded library calling `send_event`) hears that the
 /// host is stopping while every destination still runs, so what it sends then is delivered.

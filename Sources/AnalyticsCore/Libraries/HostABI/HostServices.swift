@@ -1,7 +1,7 @@
 /// What the host offers integration libraries, as Swift closures (the C table that forwards to
 /// them is `HostServicesTable`). Every closure may be called from any thread, including from
 /// inside a hook and from threads the library started, so each must be thread-safe and quick.
-public struct HostServices: Sendable {
+package struct HostServices: Sendable {
     /// A log line from the library.
     public var log: @Sendable (NativeLogLevel, String) -> Void
     /// A new event from the library (complete JSON object text), to run through the pipeline.
@@ -47,7 +47,7 @@ public struct HostServices: Sendable {
 }
 
 /// Levels of `ah_host.log`; unknown values from a library read as `.info`.
-public enum NativeLogLevel: Int32, Sendable, Comparable {
+package enum NativeLogLevel: Int32, Sendable, Comparable {
     case debug = 0, info = 1, warn = 2, error = 3
 
     public static func < (a: NativeLogLevel, b: NativeLogLevel) -> Bool { a.rawValue < b.rawValue }

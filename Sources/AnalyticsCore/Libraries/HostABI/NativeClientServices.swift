@@ -1,7 +1,7 @@
 import Foundation
 
 /// What `AH_EXT_CLIENT` offers one instance, as Swift closures (every one [any thread]).
-public struct NativeClientServices: Sendable {
+package struct NativeClientServices: Sendable {
     /// The user's traits.
     public var traits: @Sendable () -> JSONObject
     /// Resets the user now; the plugins' reset follows later on host threads.
@@ -65,9 +65,9 @@ extension NativeClientServices {
 }
 
 /// What `AH_EXT_HTTP` offers: a blocking GET through the host's HTTP client.
-public struct NativeHTTPService: Sendable {
+package struct NativeHTTPService: Sendable {
     /// The outcome of one GET: the server's answer (any status), or why there was none.
-    public enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         case response(status: Int, body: [UInt8])
         case malformedURL(String)
         case failed(String)

@@ -1,7 +1,7 @@
 /// A loaded library as an integration factory: the client creates its destination when the
 /// library's key appears in the settings' `integrations` map, with that key's settings object, and
 /// destroys it when the key goes away, exactly as for factories written in Swift.
-public struct NativeIntegrationFactory: IntegrationFactory {
+package struct NativeIntegrationFactory: IntegrationFactory {
     public let library: NativeLibrary
     public let retryPolicy: NativeRetryPolicy
 

@@ -6,7 +6,7 @@ import Glibc
 /// on its own line and nothing else is affected. Outcomes are cached by path, size, mtime and
 /// inode (and this host's version and toolchain), so a start-up with unchanged libraries spawns
 /// nothing.
-public struct IsolatedScanner: Sendable {
+package struct IsolatedScanner: Sendable {
     public var runner: String
     public var allowGroupOrOtherWritable = false
     /// The cache file; nil: none.
@@ -27,7 +27,7 @@ public struct IsolatedScanner: Sendable {
         return base + "/analytics-host/plugin-scan.json"
     }
 
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// What loaded, in file-name order.
         public var libraries: [NativeLibraryInfo]
         public var problems: [PluginLoadError]

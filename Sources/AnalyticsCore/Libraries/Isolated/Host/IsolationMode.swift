@@ -70,7 +70,7 @@ public struct IsolationConfiguration: Sendable, Equatable {
     /// The mode a library actually runs in. `allLibraries` covers destinations: a library that is
     /// not one (it adds timeline plugins, each of whose calls would then be a round trip to its
     /// process on the event's path) stays in-process unless asked for by name.
-    public func mode(for info: NativeLibraryInfo, settings: Settings?) -> IsolationMode {
+    package func mode(for info: NativeLibraryInfo, settings: Settings?) -> IsolationMode {
         let mode = mode(forKey: info.key, settings: settings)
         if mode == .process, !info.isDestination, explicitMode(forKey: info.key, settings: settings) == nil { return .inProcess }
         return mode

@@ -18,7 +18,7 @@ import Glibc
 /// Accounting, as for every destination: the worker counts an event delivered (handed over) when
 /// it is queued here; one that fails later is counted failed as well (the summary's delivered
 /// column is delivered − failed).
-public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, StopAnnouncing, @unchecked Sendable {
+package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, StopAnnouncing, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let info: NativeLibraryInfo

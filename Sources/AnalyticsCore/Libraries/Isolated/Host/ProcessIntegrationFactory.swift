@@ -2,7 +2,7 @@
 /// `NativeIntegrationFactory` (created from `integrations`, destroyed when the key goes away), but
 /// what it makes is a `ProcessDestination` whose library runs in `analytics-plugin-runner`. The
 /// host itself never opens the library.
-public struct ProcessIntegrationFactory: IntegrationFactory {
+package struct ProcessIntegrationFactory: IntegrationFactory {
     public let info: NativeLibraryInfo
     public let runner: String
 

@@ -149,7 +149,7 @@ final class RunnerProcess: @unchecked Sendable {
 
 /// Where `analytics-plugin-runner` is: next to the running executable, else
 /// `Configuration.pluginRunnerPath`, else the environment's ANALYTICS_PLUGIN_RUNNER.
-public enum PluginRunnerLocator {
+package enum PluginRunnerLocator {
     public static let executableName = "analytics-plugin-runner"
 
     public static func find(configured: String? = nil) -> String? {

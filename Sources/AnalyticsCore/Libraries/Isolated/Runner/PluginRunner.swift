@@ -12,7 +12,7 @@ import Glibc
 /// made the call); the main thread runs the batches, one item at a time, in order — that is the
 /// header's "[serialized]" rule. Library threads may call the host at any time; writes to fd 4 are
 /// serialized by a lock.
-public enum PluginRunner {
+package enum PluginRunner {
     public static let commandsFd: Int32 = 3
     public static let resultsFd: Int32 = 4
 
