@@ -116,7 +116,7 @@ import Glibc
             .trackApplicationLifecycleEvents(false)
             .errorHandler(errors.handler)
             .pluginsDirectory(dir))
-        #expect(analytics.findAll(pluginType: NativeExtension.self)?.count == 1)
+        #expect(analytics.findAll(pluginType: NativeUtilityLibrary.self)?.count == 1)
         analytics.application(.didEnterBackground)
         #expect(analytics.flush())
         #expect(errors.messages == ["plugin AppProbe: application_event(applicationDidEnterBackground) failed: probe refuses kind 1"])

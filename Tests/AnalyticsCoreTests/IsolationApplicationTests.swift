@@ -96,7 +96,7 @@ import Testing
         }
         let inProcess = try run(.inProcess, defines: defines, scenario: scenario)
         let process = try run(.process, defines: defines, scenario: scenario)
-        #expect(process.analytics.timeline.plugins(of: .utility).contains { $0 is ProcessExtension })
+        #expect(process.analytics.timeline.plugins(of: .utility).contains { $0 is ProcessUtilityLibrary })
         let expected = [
             "started",
             #"app 0 {"name":"applicationDidFinishLaunching","options":{}}"#,

@@ -14,7 +14,7 @@ struct IsolationLiveTests {
         let client = try LiveClient.start(bundle: LivePluginsTests.seedBundle) {
             $0.isolation.byKey["LivePlugins"] = .process
             $0.isolation.scanCacheFile = ""
-            if RunnerCgroup.unavailableReason != nil { $0.isolation.memoryLimitBytes = 0 }
+            if IsolatedCgroup.unavailableReason != nil { $0.isolation.memoryLimitBytes = 0 }
         }
         defer { client.analytics.shutdown() }
         #expect(client.analytics.isolatedLibraries.map(\.key) == ["LivePlugins"])

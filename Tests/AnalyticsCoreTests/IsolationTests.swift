@@ -158,7 +158,7 @@ import Testing
     /// Where the host may make a memory cgroup (CI: root on cgroup v1), the runner's limit is
     /// the memory it really uses: the kernel's OOM killer ends it, and the report says so.
     @Test(.disabled(if: ThreadSanitizer.isActive, "ThreadSanitizer's shadow memory counts against the cgroup"),
-          .enabled(if: RunnerCgroup.unavailableReason == nil, "no memory cgroup here: \(RunnerCgroup.unavailableReason ?? "")"))
+          .enabled(if: IsolatedCgroup.unavailableReason == nil, "no memory cgroup here: \(IsolatedCgroup.unavailableReason ?? "")"))
     func aLibraryThatAllocatesWithoutBoundIsStoppedByItsMemoryCgroup() throws {
         let report = try allocateWithoutBound { $0.memoryLimitBytes = 256 << 20 }
         let prefix = "was stopped by its memory limit (268435456 bytes, memory cgroup "
@@ -166,7 +166,7 @@ import Testing
         let start = try #require(report.range(of: prefix), "\(report)"), end = try #require(report.range(of: suffix), "\(report)")
         // The library's cgroup is gone with it.
         let cgroup = String(report[start.upperBound..<end.lowerBound])
-        #expect(cgroup.hasPrefix(RunnerCgroup.parent.path ?? "?") && !FileManager.default.fileExists(atPath: cgroup), "\(cgroup)")
+        #expect(cgroup.hasPrefix(IsolatedCgroup.parent.path ?? "?") && !FileManager.default.fileExists(atPath: cgroup), "\(cgroup)")
     }
 
     /// RLIMIT_AS (`memoryLimit = .addressSpace`, and where no cgroup can be made): malloc fails,
@@ -207,7 +207,7 @@ import Testing
         #expect(text.stdout.contains("plugins in \(dir): 2 loaded, 2 refused"))
         #expect(text.stdout.contains("isolation  process"))
         // How its memory limit holds on this machine.
-        let mechanism = RunnerCgroup.unavailableReason == nil ? "(memory cgroup)" : "(RLIMIT_AS: no memory cgroup, "
+        let mechanism = IsolatedCgroup.unavailableReason == nil ? "(memory cgroup)" : "(RLIMIT_AS: no memory cgroup, "
         #expect(text.stdout.contains("memory     2147483648 bytes \(mechanism)"), "\(text.stdout)")
     }
 }
@@ -434,7 +434,7 @@ import Testing
         let errors = ErrorLog()
         let analytics = try start(IsolationConfiguration(byKey: ["Timeliner": .process]), settings: ["Noop": [:]], dir: dir, errors: errors)
         #expect(analytics.isolatedLibraries.map(\.key) == ["Timeliner"])
-        #expect(analytics.timeline.plugins(of: .utility).contains { $0 is ProcessExtension })
+        #expect(analytics.timeline.plugins(of: .utility).contains { $0 is ProcessUtilityLibrary })
         // Its plugin is on the client's timeline as soon as the client exists, as in-process.
         let plugin = try #require(analytics.timeline.plugins(of: .before).compactMap { $0 as? NativeTimelinePlugin }.first)
         #expect(plugin.ownerKey == "Timeliner")

@@ -195,12 +195,12 @@ import Testing
 
     @Test func longIdsAreTruncatedButTheirLengthIsReported() {
         var buffer = [CChar](repeating: 1, count: 4)
-        let length = HostServicesTable.copy("abcdefgh", into: &buffer, capacity: 4)
+        let length = HostTable.copy("abcdefgh", into: &buffer, capacity: 4)
         #expect(length == 8)
         #expect(buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) } == Array("abc".utf8))
-        #expect(HostServicesTable.copy(nil, into: &buffer, capacity: 4) == -1)
+        #expect(HostTable.copy(nil, into: &buffer, capacity: 4) == -1)
         #expect(buffer[0] == 0)
-        #expect(HostServicesTable.copy("x", into: nil, capacity: 0) == 1)
+        #expect(HostTable.copy("x", into: nil, capacity: 0) == 1)
     }
 
     @Test func statusCodesBecomeResultsWithTheLibrarysText() throws {

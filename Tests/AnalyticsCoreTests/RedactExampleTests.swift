@@ -57,14 +57,14 @@ import Testing
     @Test func withoutConfigurationNothingIsMaskedAndFalseSwitchesItOff() throws {
         let rec = RecordingDestination("Rec")
         let c = try client(nil, recorder: rec)
-        #expect(c.analytics.timeline.plugins(of: .utility).contains { ($0 as? NativeExtension)?.key == "Redact" })
+        #expect(c.analytics.timeline.plugins(of: .utility).contains { ($0 as? NativeUtilityLibrary)?.key == "Redact" })
         c.analytics.track("A", properties: ["email": "a@b.c"])
         #expect(c.analytics.flush())
         #expect(rec.events.first?.properties == ["email": "a@b.c"])
         #expect(c.analytics.shutdown())
 
         let off = try client(false, recorder: RecordingDestination("Rec"))
-        #expect(!off.analytics.timeline.plugins(of: .utility).contains { $0 is NativeExtension })
+        #expect(!off.analytics.timeline.plugins(of: .utility).contains { $0 is NativeUtilityLibrary })
         #expect(off.analytics.shutdown())
     }
 

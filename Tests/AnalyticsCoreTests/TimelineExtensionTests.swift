@@ -20,7 +20,7 @@ import Testing
         #expect(create.contains(#""integrations":{"Rec":{}}"#))
         // Not a destination: no worker, no fan-out, but a utility plugin of the client's timeline.
         #expect(c.analytics.find(key: "Timeliner") == nil)
-        #expect(c.analytics.timeline.plugins(of: .utility).contains { ($0 as? NativeExtension)?.key == "Timeliner" })
+        #expect(c.analytics.timeline.plugins(of: .utility).contains { ($0 as? NativeUtilityLibrary)?.key == "Timeliner" })
         #expect(c.analytics.flush())
         #expect(c.lines(of: "Timeliner", starting: "instance update kind=0 settings=").first?.contains("edgeFunction") == true)
         #expect(c.lines(of: "Timeliner", starting: "plugin Timeliner update kind=0 settings=").first?.contains("edgeFunction") == true)
@@ -65,8 +65,8 @@ import Testing
         let plugin = try #require(c.analytics.timeline.plugins(of: .before).compactMap { $0 as? NativeTimelinePlugin }.first)
         #expect(plugin.name == "Timeliner" && plugin.ownerKey == "Timeliner" && plugin.destinationKey == nil)
         // In process mode the library's instance lives in its runner: the host never opened it.
-        let instance = try #require(c.analytics.timeline.plugins(of: .utility).first { ($0 as? ProcessExtension)?.key == "Timeliner" || ($0 as? NativeExtension)?.key == "Timeliner" })
-        #expect((instance is ProcessExtension) == (mode == .process))
+        let instance = try #require(c.analytics.timeline.plugins(of: .utility).first { ($0 as? ProcessUtilityLibrary)?.key == "Timeliner" || ($0 as? NativeUtilityLibrary)?.key == "Timeliner" })
+        #expect((instance is ProcessUtilityLibrary) == (mode == .process))
         #expect(c.analytics.shutdown())
     }
 

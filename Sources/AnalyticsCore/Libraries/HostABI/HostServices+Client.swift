@@ -1,38 +1,41 @@
 import Foundation
 
-/// What `AH_EXT_CLIENT` offers one instance, as Swift closures (every one [any thread]).
-package struct NativeClientServices: Sendable {
-    /// The user's traits.
-    public var traits: @Sendable () -> JSONObject
-    /// Resets the user now; the plugins' reset follows later on host threads.
-    public var reset: @Sendable () -> NativeHookResult
-    /// Asks for a flush and returns at once.
-    public var flush: @Sendable () -> NativeHookResult
-    /// The instance's private directory, created on first use (nil when it cannot be created).
-    public var storageDirectory: @Sendable () -> String?
-    /// The options the application gave this library's key (`Configuration.pluginOptions`).
-    public var options: @Sendable () -> JSONObject
+extension HostServices {
+    /// What `AH_EXT_CLIENT` offers one instance, as Swift closures (every one [any thread]).
+    package struct Client: Sendable {
+        /// The user's traits.
+        public var traits: @Sendable () -> JSONObject
+        /// Resets the user now; the plugins' reset follows later on host threads.
+        public var reset: @Sendable () -> NativeHookResult
+        /// Asks for a flush and returns at once.
+        public var flush: @Sendable () -> NativeHookResult
+        /// The instance's private directory, created on first use (nil when it cannot be created).
+        public var storageDirectory: @Sendable () -> String?
+        /// The options the application gave this library's key (`Configuration.pluginOptions`).
+        public var options: @Sendable () -> JSONObject
 
-    public init(traits: @escaping @Sendable () -> JSONObject,
-                reset: @escaping @Sendable () -> NativeHookResult,
-                flush: @escaping @Sendable () -> NativeHookResult,
-                storageDirectory: @escaping @Sendable () -> String?,
-                options: @escaping @Sendable () -> JSONObject) {
-        self.traits = traits
-        self.reset = reset
-        self.flush = flush
-        self.storageDirectory = storageDirectory
-        self.options = options
+        public init(traits: @escaping @Sendable () -> JSONObject,
+                    reset: @escaping @Sendable () -> NativeHookResult,
+                    flush: @escaping @Sendable () -> NativeHookResult,
+                    storageDirectory: @escaping @Sendable () -> String?,
+                    options: @escaping @Sendable () -> JSONObject) {
+            self.traits = traits
+            self.reset = reset
+            self.flush = flush
+            self.storageDirectory = storageDirectory
+            self.options = options
+        }
     }
+
 }
 
-extension NativeClientServices {
+extension HostServices.Client {
     /// The client's services for library `key`: its directory is `<storage>/plugins/<key>`.
-    static func forwarding(to analytics: Analytics, key: String) -> NativeClientServices {
+    static func forwarding(to analytics: Analytics, key: String) -> HostServices.Client {
         let weak = WeakAnalytics(analytics)
-        let directory = analytics.configuration.storageDirectory + "/plugins/" + NativeClientServices.directoryName(for: key)
+        let directory = analytics.configuration.storageDirectory + "/plugins/" + HostServices.Client.directoryName(for: key)
         let options = analytics.configuration.pluginOptions[key] ?? [:]
-        return NativeClientServices(
+        return HostServices.Client(
             traits: { weak.value?.traits ?? [:] },
             reset: {
                 guard let analytics = weak.value else { return .retryable("the client is gone") }
@@ -64,33 +67,35 @@ extension NativeClientServices {
     }
 }
 
-/// What `AH_EXT_HTTP` offers: a blocking GET through the host's HTTP client.
-package struct NativeHTTPService: Sendable {
-    /// The outcome of one GET: the server's answer (any status), or why there was none.
-    package enum Outcome: Sendable {
-        case response(status: Int, body: [UInt8])
-        case malformedURL(String)
-        case failed(String)
-    }
+extension HostServices {
+    /// What `AH_EXT_HTTP` offers: a blocking GET through the host's HTTP client.
+    package struct HTTP: Sendable {
+        /// The outcome of one GET: the server's answer (any status), or why there was none.
+        package enum Outcome: Sendable {
+            case response(status: Int, body: [UInt8])
+            case malformedURL(String)
+            case failed(String)
+        }
 
-    public var get: @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome
+        public var get: @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome
 
-    public init(get: @escaping @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome) { self.get = get }
+        public init(get: @escaping @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome) { self.get = get }
 
-    /// GETs through `client` (URLSession: https, redirects followed). Only http and https URLs.
-    public static func using(_ client: HTTPClient) -> NativeHTTPService {
-        NativeHTTPService { text, timeout in
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                  let host = url.host, !host.isEmpty else {
-                return .malformedURL("\"\(text)\" is not an http or https URL")
-            }
-            switch client.send(HTTPRequest(method: "GET", url: url, timeout: timeout)) {
-            case .success(let response): return .response(status: response.status, body: response.body)
-            case .failure(let error): return .failed(error.description)
+        /// GETs through `client` (URLSession: https, redirects followed). Only http and https URLs.
+        public static func using(_ client: HTTPClient) -> HostServices.HTTP {
+            HostServices.HTTP { text, timeout in
+                guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                      let host = url.host, !host.isEmpty else {
+                    return .malformedURL("\"\(text)\" is not an http or https URL")
+                }
+                switch client.send(HTTPRequest(method: "GET", url: url, timeout: timeout)) {
+                case .success(let response): return .response(status: response.status, body: response.body)
+                case .failure(let error): return .failed(error.description)
+                }
             }
         }
-    }
 
-    /// One client for every library of the process (connections are reused).
-    static let shared = NativeHTTPService.using(HTTPClient())
+        /// One client for every library of the process (connections are reused).
+        static let shared = HostServices.HTTP.using(HTTPClient())
+    }
 }

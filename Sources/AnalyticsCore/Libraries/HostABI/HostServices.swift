@@ -1,5 +1,5 @@
 /// What the host offers integration libraries, as Swift closures (the C table that forwards to
-/// them is `HostServicesTable`). Every closure may be called from any thread, including from
+/// them is `HostTable`). Every closure may be called from any thread, including from
 /// inside a hook and from threads the library started, so each must be thread-safe and quick.
 package struct HostServices: Sendable {
     /// A log line from the library.
@@ -23,9 +23,9 @@ package struct HostServices: Sendable {
     /// `AH_EXT_TIMELINE`: where the instance's timeline plugins go.
     public var timeline: (any NativeTimelineService)?
     /// `AH_EXT_CLIENT`: the rest of the client.
-    public var client: NativeClientServices?
+    public var client: HostServices.Client?
     /// `AH_EXT_HTTP`: the host's HTTP client.
-    public var http: NativeHTTPService?
+    public var http: HostServices.HTTP?
 
     public init(
         log: @escaping @Sendable (NativeLogLevel, String) -> Void,
@@ -33,8 +33,8 @@ package struct HostServices: Sendable {
         userId: @escaping @Sendable () -> String?,
         anonymousId: @escaping @Sendable () -> String?,
         timeline: (any NativeTimelineService)? = nil,
-        client: NativeClientServices? = nil,
-        http: NativeHTTPService? = nil
+        client: HostServices.Client? = nil,
+        http: HostServices.HTTP? = nil
     ) {
         self.log = log
         self.sendEvent = sendEvent

@@ -14,7 +14,7 @@ package final class NativeIntegration: @unchecked Sendable {
     private var instance: OpaquePointer?
     private let hooks: ah_hooks
     /// Revoked once `destroy` returned: the table stays valid, its calls become no-ops.
-    private let services: HostServicesTable
+    private let services: HostTable
     private let errorBuffer: ErrorBuffer
     /// Set (from any thread) when the host gave up on a hook that did not return: no hook is
     /// called any more, `destroy` included.
@@ -25,7 +25,7 @@ package final class NativeIntegration: @unchecked Sendable {
     /// Host phases announced through the (ABI 1.1) lifecycle hook.
     package enum Phase: Sendable { case started, stopping }
 
-    init(library: NativeLibrary, instance: OpaquePointer, services: HostServicesTable, errorBuffer: ErrorBuffer) {
+    init(library: NativeLibrary, instance: OpaquePointer, services: HostTable, errorBuffer: ErrorBuffer) {
         self.library = library
         self.instance = instance
         self.hooks = library.hooks

@@ -25,11 +25,11 @@ package struct NativeIntegrationFactory: IntegrationFactory {
         return settings.integrations[key] == .bool(false) ? nil : settings.json
     }
 
-    /// A destination, or for a library whose role is not a destination, a `NativeExtension`.
+    /// A destination, or for a library whose role is not a destination, a `NativeUtilityLibrary`.
     public func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin {
         if library.info.isDestination { return try create(settings: settings, analytics: analytics) }
         let instance = try library.makeInstance(settings: settings, services: .forwarding(to: analytics, key: key))
-        return NativeExtension(integration: instance, timeout: analytics.configuration.flushTimeout)
+        return NativeUtilityLibrary(integration: instance, timeout: analytics.configuration.flushTimeout)
     }
 }
 

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Order at the end: `lifecycle(stopping)`, `flush`, its timeline plugins removed and released,
 /// then `destroy`.
-package final class NativeExtension: EventPlugin, ApplicationLifecycle, StopsWithProducers, @unchecked Sendable {
+package final class NativeUtilityLibrary: EventPlugin, ApplicationLifecycle, StopsWithProducers, @unchecked Sendable {
     public let type = PluginType.utility
     public let key: String
     public let integration: NativeIntegration

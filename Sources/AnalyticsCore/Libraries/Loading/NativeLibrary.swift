@@ -35,7 +35,7 @@ package final class NativeLibrary: @unchecked Sendable {
     /// Creates an instance with this integration's settings object (`integrations[key]`).
     /// A failing `create` becomes `.createFailed` carrying the library's own error text.
     public func makeInstance(settings: JSONObject = [:], services: HostServices) throws(PluginLoadError) -> NativeIntegration {
-        let table = HostServicesTable(services)
+        let table = HostTable(services)
         let text = settings.serializedBytes()
         let errorBuffer = ErrorBuffer()
         let instance: OpaquePointer? = createLock.withLock { _ in

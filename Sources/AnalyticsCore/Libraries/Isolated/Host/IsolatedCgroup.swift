@@ -16,7 +16,7 @@ public enum MemoryLimitMechanism: String, Sendable, Equatable, CaseIterable {
 /// joined by each runner before it opens the library, removed when the library stops. Where the
 /// host may not make one (no cgroup file system, no permission, controller not delegated), there
 /// is none and the runner falls back to `RLIMIT_AS`.
-final class RunnerCgroup: @unchecked Sendable {
+final class IsolatedCgroup: @unchecked Sendable {
     let path: String
     let limitBytes: UInt64
     private let version: Int
@@ -61,7 +61,7 @@ final class RunnerCgroup: @unchecked Sendable {
     static var unavailableReason: String? { parent.problem }
 
     /// A new cgroup limited to `limitBytes`, or nil (and the reason) when one cannot be made.
-    static func make(limitBytes: UInt64) -> (cgroup: RunnerCgroup?, problem: String?) {
+    static func make(limitBytes: UInt64) -> (cgroup: IsolatedCgroup?, problem: String?) {
         guard let parentPath = parent.path else { return (nil, parent.problem) }
         removeStale(in: parentPath)
         let n = serial.withLock { s -> Int in s += 1; return s }
@@ -77,7 +77,7 @@ final class RunnerCgroup: @unchecked Sendable {
         }
         // No escape into swap where there is some (refused where swap accounting is off).
         _ = write(version == 1 ? String(limitBytes) : "0", to: path + (version == 1 ? "/memory.memsw.limit_in_bytes" : "/memory.swap.max"))
-        return (RunnerCgroup(path: path, version: version, limitBytes: limitBytes), nil)
+        return (IsolatedCgroup(path: path, version: version, limitBytes: limitBytes), nil)
     }
 
     /// Times the kernel's OOM killer ended a process of this cgroup.

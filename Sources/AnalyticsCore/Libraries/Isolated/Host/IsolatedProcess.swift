@@ -5,7 +5,7 @@ import Glibc
 /// of the child are the same socket; the host's end is close-on-exec and written with
 /// MSG_NOSIGNAL, so a dead child is an error to handle, never a SIGPIPE), standard input on
 /// /dev/null and standard output on the host's standard error. Reaped by its own pid only.
-final class RunnerProcess: @unchecked Sendable {
+final class IsolatedProcess: @unchecked Sendable {
     let pid: pid_t
     /// The host's end of the socket pair.
     let fd: Int32
@@ -21,7 +21,7 @@ final class RunnerProcess: @unchecked Sendable {
 
     struct SpawnError: Error, CustomStringConvertible { let description: String }
 
-    static func spawn(runner: String, arguments: [String], progress: ProgressPage? = nil) throws(SpawnError) -> RunnerProcess {
+    static func spawn(runner: String, arguments: [String], progress: ProgressPage? = nil) throws(SpawnError) -> IsolatedProcess {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw SpawnError(description: "socketpair failed: \(String(cString: strerror(errno)))")
@@ -76,7 +76,7 @@ final class RunnerProcess: @unchecked Sendable {
             close(pair[0])
             throw SpawnError(description: "cannot start \(runner): \(String(cString: strerror(status)))")
         }
-        return RunnerProcess(pid: pid, fd: pair[0])
+        return IsolatedProcess(pid: pid, fd: pair[0])
     }
 
     /// Sends bytes; false when the child is gone or did not take them by `deadline`.

@@ -102,9 +102,9 @@ package struct IsolatedScanner: Sendable {
         func failed(_ text: String) -> (Swift.Result<NativeLibraryInfo, PluginLoadError>, Void) {
             (.failure(PluginLoadError(file: file, reason: .runnerFailed(text))), ())
         }
-        let process: RunnerProcess
-        do throws(RunnerProcess.SpawnError) {
-            process = try RunnerProcess.spawn(runner: runner, arguments: ["--scan", file, "--toolchain", SwiftToolchain.current])
+        let process: IsolatedProcess
+        do throws(IsolatedProcess.SpawnError) {
+            process = try IsolatedProcess.spawn(runner: runner, arguments: ["--scan", file, "--toolchain", SwiftToolchain.current])
         } catch {
             return failed("not scanned: \(error)")
         }
@@ -117,7 +117,7 @@ package struct IsolatedScanner: Sendable {
         guard let (kind, payload) = process.readFrame(), kind == .ready || kind == .refused else {
             process.kill()
             let status = process.wait()
-            return failed("loading it in \(PluginRunnerLocator.executableName): the process \(RunnerProcess.describe(status: status)) "
+            return failed("loading it in \(PluginRunnerLocator.executableName): the process \(IsolatedProcess.describe(status: status)) "
                           + "before it answered (in a constructor or the entry function); not loaded")
         }
         process.wait()

@@ -50,7 +50,7 @@ public struct IsolationConfiguration: Sendable, Equatable {
     public var memoryLimitSummary: String {
         guard memoryLimitBytes > 0 else { return "none" }
         if memoryLimit == .addressSpace { return "\(memoryLimitBytes) bytes (RLIMIT_AS, as configured)" }
-        if let reason = RunnerCgroup.unavailableReason { return "\(memoryLimitBytes) bytes (RLIMIT_AS: no memory cgroup, \(reason))" }
+        if let reason = IsolatedCgroup.unavailableReason { return "\(memoryLimitBytes) bytes (RLIMIT_AS: no memory cgroup, \(reason))" }
         return "\(memoryLimitBytes) bytes (memory cgroup)"
     }
 

@@ -24,11 +24,11 @@ package struct ProcessIntegrationFactory: IntegrationFactory {
     }
 
     /// A destination becomes a ``ProcessDestination``; a library that only adds timeline plugins
-    /// (no `AH_ROLE_DESTINATION`) a ``ProcessExtension``, whose plugins the host calls across the
+    /// (no `AH_ROLE_DESTINATION`) a ``ProcessUtilityLibrary``, whose plugins the host calls across the
     /// process boundary for every event.
     public func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin {
         let instance = ProcessDestination(info: info, runner: runner, settings: settings, analytics: analytics)
-        return info.isDestination ? instance : ProcessExtension(instance: instance)
+        return info.isDestination ? instance : ProcessUtilityLibrary(instance: instance)
     }
 }
 

@@ -118,7 +118,7 @@ package enum PluginRunner {
         private let work = Locked<[[UInt8]]>([])
         private let available = DispatchSemaphore(value: 0)
         private var instance: OpaquePointer?
-        private var table: HostServicesTable?
+        private var table: HostTable?
         private let errorBuffer = ErrorBuffer()
         private var destroyed = false
         /// The library's timeline plugins (AH_EXT_TIMELINE), called by the host through `plugin` frames.
@@ -188,7 +188,7 @@ package enum PluginRunner {
                     return status == IsolationWire.ok ? String(decoding: reply, as: UTF8.self) : nil
                 },
                 timeline: timeline,
-                client: NativeClientServices(
+                client: HostServices.Client(
                     traits: {
                         let (_, reply) = out.call(.traits, wait: true)
                         return (try? JSON(parsing: reply))?.objectValue ?? [:]
@@ -235,7 +235,7 @@ package enum PluginRunner {
                                                 initialDelay: retry["initialDelay"]?.doubleValue ?? 0.1,
                                                 maxDelay: retry["maxDelay"]?.doubleValue ?? 2)
             }
-            let table = HostServicesTable(services(options: start["options"]?.objectValue ?? [:],
+            let table = HostTable(services(options: start["options"]?.objectValue ?? [:],
                                                    storageDirectory: start["storageDirectory"]?.stringValue))
             let settingsText = settings.serializedBytes()
             errorBuffer.clear()
