@@ -16,15 +16,6 @@ enum FixtureBuilder {
         return url.path
     }()
 
-    /// A new private directory (mode 0755) for one test's plugins.
-    static func makeDirectory() throws -> String {
-        var template = Array("/tmp/ah-loader-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw BuildError(description: "mkdtemp failed: \(errno)") }
-        let path = String(cString: made)
-        chmod(path, 0o755)
-        return path
-    }
-
     static func remove(_ directory: String) {
         try? FileManager.default.removeItem(atPath: directory)
     }

@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import AnalyticsCore
 import Foundation
 #if canImport(FoundationNetworking)

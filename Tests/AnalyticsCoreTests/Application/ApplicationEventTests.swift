@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
@@ -70,7 +71,7 @@ import Glibc
     }
 
     @Test func aCLibraryHearsEachKindWithItsJSONInOrderWithItsOtherHooks() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let log = dir + "/probe.log"
         let file = try FixtureBuilder.library("application_probe", in: dir, defines: ["LOG_PATH=\"\(log)\""])
@@ -105,7 +106,7 @@ import Glibc
     }
 
     @Test func aLibraryThatIsNotADestinationHearsThemOnItsThreadAndFailuresAreReported() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let log = dir + "/probe.log"
         try FixtureBuilder.library("application_probe", in: dir, defines: ["LOG_PATH=\"\(log)\"", "NOT_DESTINATION", "FAIL_KIND=1"])
@@ -132,7 +133,7 @@ import Glibc
     }
 
     @Test func aTableShorterThanItsLayoutIsRefusedByName() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let file = try FixtureBuilder.library("application_probe", in: dir, defines: ["SHORT_TABLE"])
         #expect(throws: PluginLoadError.self) { try PluginLoader().load(file: file) }

@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import AnalyticsCore
 import Foundation
 #if canImport(Glibc)
@@ -97,9 +98,7 @@ final class SegmentCrashChildProcess {
     var errors: [String] { lines.filter { $0.hasPrefix("e ") } }
 
     func killAndReap() {
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        AnalyticsTestSupport.killAndReap(pid)
         reaped = true
         drain()
     }

@@ -40,7 +40,7 @@ import Glibc
         dir.write(segments[1], [])
 
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, configuration: configuration, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, configuration: configuration, onError: log.handler)
         #expect(try drainQueue(queue) == [])
         #expect(!queue.hasPendingEvents)
         #expect(log.all.contains { if case .corruptFile = $0 { return true } else { return false } })

@@ -1,20 +1,6 @@
+import AnalyticsTestSupport
 import Foundation
 @testable import AnalyticsCore
-
-/// A fresh directory under /tmp, removed by the caller's `defer` if it wants.
-func makeTempDirectory(_ name: String = "test") -> String {
-    let path = NSTemporaryDirectory() + "analytics-host-\(name)-\(UUID().uuidString)"
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
-/// Collects errors reported by a client.
-final class ErrorLog: Sendable {
-    private let items = Locked<[AnalyticsError]>([])
-    var all: [AnalyticsError] { items.withLock { $0 } }
-    var messages: [String] { all.map(\.description) }
-    var handler: @Sendable (AnalyticsError) -> Void { { [self] e in items.withLock { $0.append(e) } } }
-}
 
 /// An in-process destination that records what reaches it.
 final class RecordingDestination: DestinationPlugin {

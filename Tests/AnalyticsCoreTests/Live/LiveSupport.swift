@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Glibc
 @testable import AnalyticsCore
@@ -22,7 +23,7 @@ enum LiveLibrary {
     /// The plugins directory holding libliveplugins.so (and nothing else).
     static let built: Result<String, FixtureBuilder.BuildError> = {
         do {
-            let dir = try FixtureBuilder.makeDirectory()
+            let dir = makeTempDirectory("loader")
             try FixtureBuilder.run("/usr/bin/make", ["-s", "-C", FixtureBuilder.root, "PLUGINS_DIR=\(dir)", "\(dir)/libliveplugins.so"])
             return .success(dir)
         } catch let error as FixtureBuilder.BuildError {

@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -11,7 +12,7 @@ import Testing
     }
 
     @Test func fileWritesOneNDJSONLinePerEventOfTheChosenTypes() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.plugin("Plugins/File/file.c", in: dir, as: "libfile.so"))
         #expect(library.info.key == "File")
@@ -38,7 +39,7 @@ import Testing
     }
 
     @Test func fileFollowsSettingsUpdatesAndFlushesOnDestroy() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.plugin("Plugins/File/file.c", in: dir, as: "libfile.so"))
         let first = dir + "/first.ndjson", second = dir + "/second.ndjson"
@@ -63,7 +64,7 @@ import Testing
         (JSON.object(["path": "/nonexistent-dir/x.ndjson"]), "File: cannot open /nonexistent-dir/x.ndjson: No such file or directory"),
     ])
     func fileRefusesBadSettingsWithAReason(settings: JSON, message: String) throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.plugin("Plugins/File/file.c", in: dir, as: "libfile.so"))
         do {
@@ -75,7 +76,7 @@ import Testing
     }
 
     @Test func consolePrintsOneReadableLinePerEventOnStderr() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try FixtureBuilder.plugin("Plugins/Console/console.c", in: dir, as: "libconsole.so")
         #expect(try PluginLoader().load(file: library).info.key == "Console")

@@ -105,7 +105,7 @@ import Testing
 
     @Test func debugBroadcasterWritesEachSignalToTheLog() throws {
         let lines = LogLines()
-        let signals = Signals(configuration: quietSignals { $0.broadcasters = [DebugBroadcaster()] }, log: lines.handler)
+        let signals = Signals(configuration: quietSignals { $0.broadcasters = [DebugBroadcaster()] }, log: lines.logHandler)
         signals.emit(LocalDataSignal(action: .saved, identifier: "cart"))
         #expect(signals.flush(timeout: 5))
         signals.shutdown()

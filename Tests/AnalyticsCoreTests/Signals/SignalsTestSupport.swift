@@ -41,13 +41,6 @@ final class Gate: @unchecked Sendable {
     }
 }
 
-/// Collects log lines.
-final class LogLines: Sendable {
-    private let items = Locked<[String]>([])
-    var all: [String] { items.withLock { $0 } }
-    var handler: @Sendable (LogLevel, String) -> Void { { [self] _, line in items.withLock { $0.append(line) } } }
-}
-
 /// A signals configuration without the default Segment broadcaster.
 func quietSignals(_ change: (inout SignalsConfiguration) -> Void = { _ in }) -> SignalsConfiguration {
     var c = SignalsConfiguration()

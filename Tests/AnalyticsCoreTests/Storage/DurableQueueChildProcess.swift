@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -113,9 +114,7 @@ final class QueueChildProcess {
 
     /// SIGKILLs the child and waits for it to be gone (its lock released by the kernel).
     func killAndReap() {
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        AnalyticsTestSupport.killAndReap(pid)
         reaped = true
     }
 }

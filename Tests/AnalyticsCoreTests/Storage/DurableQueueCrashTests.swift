@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
@@ -54,7 +55,7 @@ import Glibc
         }
 
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, onError: log.handler)
         let drained = try drainQueue(queue, batchSize: 500)
 
         let accepted = Set(rounds.flatMap(\.accepted))

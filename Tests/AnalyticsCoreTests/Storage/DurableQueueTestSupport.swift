@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
@@ -10,12 +11,7 @@ final class QueueTestDirectory {
     let path: String
     var queuePath: String { path + "/queue" }
 
-    init() {
-        var template = Array((NSTemporaryDirectory() + "/durable-queue-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed: errno \(errno)")
-        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    init() { path = makeTempDirectory("durable-queue") }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
@@ -38,12 +34,10 @@ final class QueueTestDirectory {
     }
 }
 
-/// Collects what the queue reports through its error callback.
-final class QueueErrorLog: Sendable {
-    private let errors = Locked<[QueueError]>([])
-    var all: [QueueError] { errors.withLock { $0 } }
-    var callback: @Sendable (QueueError) -> Void { { error in self.errors.withLock { $0.append(error) } } }
+/// What the queue reports through its error callback.
+typealias QueueErrorLog = Recorder<QueueError>
 
+extension Recorder where Element == QueueError {
     var droppedEvents: Int {
         all.reduce(0) { total, error in
             if case .droppedOverCap(let events, _, _) = error { return total + events }

@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
@@ -68,7 +69,7 @@ import Glibc
         let dir = QueueTestDirectory()
         let log = QueueErrorLog()
         let cap = 64 << 10
-        let queue = try DurableQueue(directory: dir.queuePath, configuration: .init(maxDiskBytes: cap, maxRecordBytes: 32_000), onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, configuration: .init(maxDiskBytes: cap, maxRecordBytes: 32_000), onError: log.handler)
         try queue.acknowledge(try queue.peekBatch(maxEvents: 1, maxBytes: 1))  // empty batch: harmless
         for i in 0..<1_000 {
             try queue.append(queueTestEvent(i))
@@ -89,7 +90,7 @@ import Glibc
     @Test func capCountsOnlyUnacknowledgedEventsAsDropped() throws {
         let dir = QueueTestDirectory()
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, configuration: .init(maxDiskBytes: 64 << 10, maxRecordBytes: 32_000), onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, configuration: .init(maxDiskBytes: 64 << 10, maxRecordBytes: 32_000), onError: log.handler)
         for i in 0..<20 { try queue.append(queueTestEvent(i)) }
         try queue.acknowledge(try queue.peekBatch(maxEvents: 20, maxBytes: 1_000_000))
         for i in 20..<300 { try queue.append(queueTestEvent(i)) }
@@ -115,7 +116,7 @@ import Glibc
         dir.write(segment, dir.bytes(segment) + record)
 
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, onError: log.handler)
         let aside = dir.queuePath + "/" + segment + ".at-\(intact).corrupt"
         #expect(log.all == [.tornTailRepaired(path: dir.queuePath + "/" + segment, bytesRemoved: record.count, setAsideAs: aside)])
         #expect(dir.bytes(segment + ".at-\(intact).corrupt") == record, "the torn bytes are kept for inspection")
@@ -140,7 +141,7 @@ import Glibc
         let unfinished = [UInt8](repeating: 0, count: 12) + queueTestEvent(5).prefix(80)
         dir.write(segment, dir.bytes(segment) + unfinished + [UInt8](repeating: 0, count: 64 << 10))
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, onError: log.handler)
         #expect(log.all.isEmpty, "that append never returned: nothing accepted is lost, nothing to report")
         try queue.append(queueTestEvent(6))
         #expect(try drainQueue(queue) == [0, 1, 2, 3, 4, 6])
@@ -157,7 +158,7 @@ import Glibc
             // DurableQueueCrashTests; here the page cache is read back by a new opener.
         }
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, onError: log.handler)
         #expect(log.all.isEmpty)
         #expect(try drainQueue(queue) == Array(0..<50))
     }
@@ -170,7 +171,7 @@ import Glibc
         }
         dir.write("00000002.seg", [0x41, 0x48, 0x51])  // crash after writing 3 bytes of a new header
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, configuration: .init(segmentBytes: 4096), onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, configuration: .init(segmentBytes: 4096), onError: log.handler)
         #expect(log.all.isEmpty)
         try queue.append(queueTestEvent(6))
         #expect(try drainQueue(queue) == Array(0..<7))
@@ -193,7 +194,7 @@ import Glibc
         dir.write("00000002.seg", bytes)
 
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, configuration: config, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, configuration: config, onError: log.handler)
         #expect(log.all.count == 2, "every segment is checked when the queue opens")
         let delivered = try drainQueue(queue, batchSize: 10)
         #expect(log.all.count == 2, "reported once, not again when read")
@@ -225,7 +226,7 @@ import Glibc
         dir.write("notes.txt", Array("ignored".utf8))
 
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, configuration: config, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, configuration: config, onError: log.handler)
         // Both found at open: the garbage newest file and the garbage middle one.
         #expect(log.all == [.corruptFile(path: dir.queuePath + "/00000009.seg", reason: "no segment header and no intact record",
                                          setAsideAs: dir.queuePath + "/00000009.seg.corrupt"),
@@ -253,7 +254,7 @@ import Glibc
         cursor[17] ^= 1
         dir.write("cursor", cursor)
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, onError: log.handler)
         #expect(log.all == [.cursorLost(path: dir.queuePath + "/cursor", reason: "is unreadable (checksum mismatch)", resend: 10,
                                         bytes: (0..<10).map { queueTestEvent($0).count + 12 }.reduce(0, +),
                                         setAsideAs: dir.queuePath + "/cursor.corrupt")])

@@ -28,7 +28,7 @@ import Glibc
         let dir = try filledQueue()
         unlink(dir.queuePath + "/00000001.seg")
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, configuration: Self.config, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, configuration: Self.config, onError: log.handler)
         #expect(log.all == [.segmentsLost(paths: [dir.queuePath + "/00000001.seg"], reason: "is missing",
                                           events: 13, bytes: 13 * Self.record, setAsideAs: [])])
         #expect("\(log.all[0])".contains("13 events (7956 bytes) in it are lost"))
@@ -40,7 +40,7 @@ import Glibc
         let dir = try filledQueue()
         unlink(dir.queuePath + "/00000003.seg")
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, configuration: Self.config, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, configuration: Self.config, onError: log.handler)
         #expect(log.all == [.segmentsLost(paths: [dir.queuePath + "/00000003.seg"], reason: "is missing",
                                           events: 13, bytes: 13 * Self.record, setAsideAs: [])])
         #expect(try drainQueue(queue) == Array(0..<26) + Array(39..<60))
@@ -50,7 +50,7 @@ import Glibc
         let dir = try filledQueue()
         dir.write("00000002.seg", [])
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, configuration: Self.config, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, configuration: Self.config, onError: log.handler)
         let aside = dir.queuePath + "/00000002.seg.corrupt"
         #expect(log.all == [.segmentsLost(paths: [dir.queuePath + "/00000002.seg"], reason: "was truncated to 0 bytes",
                                           events: 13, bytes: 13 * Self.record, setAsideAs: [aside])])
@@ -62,13 +62,13 @@ import Glibc
         let dir = try filledQueue(acknowledging: 20)  // segment 1 gone, 7 of segment 2 acknowledged
         unlink(dir.queuePath + "/cursor")
         let log = QueueErrorLog()
-        let queue = try DurableQueue(directory: dir.queuePath, configuration: Self.config, onError: log.callback)
+        let queue = try DurableQueue(directory: dir.queuePath, configuration: Self.config, onError: log.handler)
         #expect(log.all == [.cursorLost(path: dir.queuePath + "/cursor", reason: "file is missing", resend: 47,
                                         bytes: 47 * Self.record, setAsideAs: nil)])
         #expect("\(log.all[0])".contains("47 events (28764 bytes) will be sent"))
         #expect(try drainQueue(queue) == Array(13..<60), "duplicates (13…19), never loss")
         try queue.close()
-        let reopened = try DurableQueue(directory: dir.queuePath + "", configuration: Self.config, onError: log.callback)
+        let reopened = try DurableQueue(directory: dir.queuePath + "", configuration: Self.config, onError: log.handler)
         #expect(log.all.count == 1, "reported once: the cursor is written again")
         try reopened.close()
     }

@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
@@ -6,7 +7,7 @@ import Testing
 /// do nothing, answer an error, and are reported once; the host does not crash.
 @Suite struct LoaderLateCallTests {
     @Test func hostCallsAfterDestroyAreHarmlessNoOpsReportedOnce() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.library("late_caller", in: dir))
         let trigger = FixturePipe(), result = FixturePipe()
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func aTableKeptByAFailedCreateIsRevokedToo() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.library("late_caller", in: dir, defines: ["FAIL_CREATE"]))
         let trigger = FixturePipe(), result = FixturePipe()

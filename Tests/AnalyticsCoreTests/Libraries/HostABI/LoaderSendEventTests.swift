@@ -17,13 +17,8 @@ import Testing
         try PluginLoader().load(file: try FixtureBuilder.plugin("Plugins/File/file.c", in: dir, as: "libfile.so"))
     }
 
-    func lines(_ path: String) -> [JSON] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap { try? JSON(parsing: String($0)) }
-    }
-
     @Test func aFullQueueAnswersRetryableAtOnceAndQueuesTheEventNowhere() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let output = dir + "/out.ndjson"
         let entered = FixturePipe(), release = FixturePipe()
@@ -62,7 +57,7 @@ import Testing
         #expect(analytics.flush())
         #expect(echo.deliver(.make(.track, ["event": "Original"])) == .ok)
         #expect(analytics.flush())
-        #expect(lines(output).map { $0["event"] } == ["Echo"])
+        #expect(readJSONLines(output).map { $0["event"] } == ["Echo"])
         #expect((hang.delivered, hang.overflowed, hang.skipped) == (3, 0, 0))
         #expect(analytics.shutdown())
         #expect(errors.messages.isEmpty)
@@ -71,7 +66,7 @@ import Testing
     @Test func eventsSentWhileStoppingReachSegmentIoWhichStopsLast() throws {
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let output = dir + "/out.ndjson"
         let result = FixturePipe()
@@ -95,7 +90,7 @@ import Testing
         #expect(uploaded.sorted() == ["Before", "Destroyed", "Stopping"])
         // File still ran when StopSender heard STOPPING; both then stopped together, so the event
         // sent from destroy went to the destination still running: Segment.io.
-        #expect(lines(output).map { $0["event"] } == ["Before", "Stopping"])
+        #expect(readJSONLines(output).map { $0["event"] } == ["Before", "Stopping"])
         #expect(h.errors.messages.isEmpty)
 
         // Once the pipeline can no longer deliver, send_event answers retryable.

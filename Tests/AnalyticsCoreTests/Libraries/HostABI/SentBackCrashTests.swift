@@ -12,7 +12,7 @@ import Testing
     static let kills = 4
 
     @Test func eventsAnsweredOKSurviveSIGKILL() throws {
-        let plugins = try FixtureBuilder.makeDirectory()
+        let plugins = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(plugins) }
         try FixtureBuilder.library("echo_durable", in: plugins)
         let storage = makeTempDirectory("sent-back-crash")

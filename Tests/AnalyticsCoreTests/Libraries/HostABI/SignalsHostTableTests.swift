@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
@@ -6,14 +7,14 @@ import Testing
 /// the host's process and in its own (`"isolation": "process"`): the library cannot tell.
 @Suite struct SignalsHostTableTests {
     private func client(held: Bool, signals: Bool = true, mode: IsolationMode) throws -> (Analytics, String, LogLines, String) {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         try FixtureBuilder.library("signals_probe", in: dir)
         let out = dir + "/signals.ndjson"
         let lines = LogLines()
         let (analytics, _) = makeClient {
             $0.pluginsDirectory = dir
             $0.defaultSettings = Settings(["integrations": ["SignalsProbe": ["out": .string(out), "held": .bool(held)]]])
-            $0.logHandler = lines.handler
+            $0.logHandler = lines.logHandler
             if signals { $0.signals = quietSignals() }
             if mode == .process {
                 $0.isolation = IsolationConfiguration(byKey: ["SignalsProbe": .process])

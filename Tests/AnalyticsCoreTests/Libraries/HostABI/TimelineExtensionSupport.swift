@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
@@ -25,7 +26,7 @@ final class ExtensionClient: Sendable {
          factories: [IntegrationFactory] = [], pluginOptions: [String: JSONObject] = [:],
          destinationMiddleware: [String: [Middleware]] = [:], mode: IsolationMode = .inProcess,
          configure: (inout Configuration) -> Void = { _ in }) throws {
-        let directory = try FixtureBuilder.makeDirectory()
+        let directory = makeTempDirectory("loader")
         self.directory = directory
         storage = directory + "/state"
         var loaded: [IntegrationFactory] = []

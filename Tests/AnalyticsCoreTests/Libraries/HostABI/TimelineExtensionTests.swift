@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
@@ -317,7 +318,7 @@ import Testing
     }
 
     @Test func roleIsReadAndOldLibrariesStayDestinations() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let whole = try PluginLoader().load(file: try FixtureBuilder.library("timeline_plugins", in: dir))
         #expect(whole.info.role == .wholeSettings)

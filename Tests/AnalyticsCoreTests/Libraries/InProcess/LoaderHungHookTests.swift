@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -7,10 +8,6 @@ import Testing
 /// undelivered events (in flight and queued) are counted as abandoned and reported with the
 /// library, hook and event, `destroy` is never called on it, and the host goes on.
 @Suite struct LoaderHungHookTests {
-    func lines(_ path: String) -> [JSON] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap { try? JSON(parsing: String($0)) }
-    }
 
     /// Whether the library wrote to `pipe` (without waiting).
     func hasByte(_ pipe: FixturePipe) -> Bool {
@@ -19,7 +16,7 @@ import Testing
     }
 
     @Test func aHungHookIsAbandonedCountedReportedAndNeverDestroyed() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let output = dir + "/out.ndjson"
         let entered = FixturePipe(), release = FixturePipe(), destroyed = FixturePipe()
@@ -52,8 +49,8 @@ import Testing
         let file = try #require(analytics.timeline.stats(forKey: "File"))
         #expect((hang.received, hang.delivered, hang.abandoned) == (4, 1, 3))
         #expect((file.delivered, file.abandoned) == (4, 0), "the other destination is not held up")
-        #expect(lines(output).map { $0["event"] } == ["Before", "Hang", "After 1", "After 2"])
-        let messageId = try #require(lines(output).first { $0["event"] == "Hang" }?["messageId"]?.stringValue)
+        #expect(readJSONLines(output).map { $0["event"] } == ["Before", "Hang", "After 1", "After 2"])
+        let messageId = try #require(readJSONLines(output).first { $0["event"] == "Hang" }?["messageId"]?.stringValue)
         #expect(errors.messages == [
             "plugin Hang: library \(hangFile): track while delivering track \"Hang\" event \(messageId) did not return within 2.0 s; "
                 + "abandoned with 3 events undelivered (counted as abandoned); destroy not called",
@@ -73,7 +70,7 @@ import Testing
 /// abandons that destination instead of waiting (or dropping) any longer.
 @Suite struct LoaderHungHookWhileRunningTests {
     @Test func aCallerWaitingBehindAHungHookAbandonsItAndGoesOn() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let entered = FixturePipe(), release = FixturePipe()
         let hangFile = try FixtureBuilder.library("hang", in: dir)

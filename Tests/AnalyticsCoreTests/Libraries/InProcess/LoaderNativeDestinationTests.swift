@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
@@ -38,13 +39,8 @@ import Testing
         try PluginLoader().load(file: try FixtureBuilder.plugin("Plugins/File/file.c", in: dir, as: "libfile.so"))
     }
 
-    func lines(_ path: String) -> [JSON] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap { try? JSON(parsing: String($0)) }
-    }
-
     @Test func retryableFailuresAreRetriedWithBackoffUntilTheyPass() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let c = client([try load("flaky", in: dir)], integrations: ["Flaky": ["failures": 2]], storage: dir + "/state")
         #expect(c.analytics.find(key: "Flaky") is NativeDestination)
@@ -58,7 +54,7 @@ import Testing
     }
 
     @Test func exhaustedRetriesAreReportedAndCounted() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let c = client([try load("flaky", in: dir)], integrations: ["Flaky": ["failures": 5]], storage: dir + "/state",
                        retryPolicy: NativeRetryPolicy(maxAttempts: 2, initialDelay: 0.001, maxDelay: 0.001))
@@ -70,7 +66,7 @@ import Testing
     }
 
     @Test func permanentFailuresAreReportedWithoutRetry() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let c = client([try load("flaky", in: dir)], integrations: ["Flaky": ["failures": 0]], storage: dir + "/state")
         c.analytics.group(groupId: "g-1")
@@ -85,7 +81,7 @@ import Testing
     }
 
     @Test func failingCreateIsReportedWithTheLibrarysText() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let c = client([try load("create_fails", in: dir)], integrations: ["NeedsKey": [:]], storage: dir + "/state")
         #expect(c.analytics.find(key: "NeedsKey") == nil)
@@ -96,17 +92,17 @@ import Testing
     }
 
     @Test func fileDestinationWritesTheClientsEventsAndFlushesOnShutdown() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let output = dir + "/out.ndjson"
         let c = client([try fileLibrary(in: dir)], integrations: ["File": ["path": .string(output)]], storage: dir + "/state")
         c.analytics.track("One", properties: ["n": 1])
         c.analytics.screen("Home")
         #expect(c.analytics.flush())
-        #expect(lines(output).map { $0["event"] ?? $0["name"] } == ["One", "Home"])
+        #expect(readJSONLines(output).map { $0["event"] ?? $0["name"] } == ["One", "Home"])
         c.analytics.track("Two")
         #expect(c.analytics.shutdown())
-        let written = lines(output)
+        let written = readJSONLines(output)
         #expect(written.map(\.["type"]) == ["track", "screen", "track"])
         #expect(written.allSatisfy { $0["messageId"] != nil && $0[path: "context.library.name"] != nil })
         #expect(c.errors.messages.isEmpty)
@@ -115,7 +111,7 @@ import Testing
     /// Destination middleware and the per-call integrations option act on loaded libraries exactly
     /// as on in-process destinations: for that destination only.
     @Test func destinationMiddlewareAndTheIntegrationsOptionActOnLoadedDestinations() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let output = dir + "/out.ndjson"
         let fileOnly = BlockMiddleware { ctx, next in
@@ -131,7 +127,7 @@ import Testing
         c.analytics.track("Not For File", integrations: ["File": false])
         c.analytics.track("Only File", integrations: ["All": false, "File": true])
         #expect(c.analytics.flush())
-        #expect(lines(output).map { $0["event"] } == ["Renamed", "Only File"])
+        #expect(readJSONLines(output).map { $0["event"] } == ["Renamed", "Only File"])
         let file = try #require(c.analytics.timeline.stats(forKey: "File"))
         let other = try #require(c.analytics.timeline.stats(forKey: "Other"))
         #expect((file.delivered, file.dropped, file.skipped) == (2, 1, 1))
@@ -140,7 +136,7 @@ import Testing
     }
 
     @Test func eventsSentBackByALibraryRunThroughThePipeline() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let output = dir + "/out.ndjson"
         let c = client([try load("send_back", in: dir), try fileLibrary(in: dir)],
@@ -153,11 +149,11 @@ import Testing
         var names: [JSON?] = []
         while Date() < deadline {
             #expect(c.analytics.flush())
-            names = lines(output).map { $0["event"] }
+            names = readJSONLines(output).map { $0["event"] }
             if names.count >= 2 { break }
         }
         #expect(names == ["Original", "Echo"])
-        let echo = try #require(lines(output).last)
+        let echo = try #require(readJSONLines(output).last)
         #expect(echo["userId"] == "u-9")
         #expect(echo["anonymousId"] == .string(c.analytics.anonymousId))
         #expect(echo["messageId"] != nil, "the client filled in what the library left out")

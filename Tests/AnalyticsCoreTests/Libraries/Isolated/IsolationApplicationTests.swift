@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -18,7 +19,7 @@ import Testing
     /// probe in `mode`, runs `scenario` (which ends with the shutdown) and returns the probe's log.
     func run(_ mode: IsolationMode, defines: [String] = [], configure: (inout Configuration) -> Void = { _ in },
              scenario: (Analytics) -> Void) throws -> Outcome {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let plugins = dir + "/plugins"
         mkdir(plugins, 0o755)

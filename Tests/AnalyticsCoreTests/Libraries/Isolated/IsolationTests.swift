@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -17,7 +18,7 @@ import Testing
 
     /// `Isolated` (tests/Fixtures/isolated.c) in process mode next to the File example in-process.
     func start(isolatedSettings: JSONObject = [:], configure: (inout Configuration) -> Void = { _ in }) throws -> Setup {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         let plugins = dir + "/plugins"
         mkdir(plugins, 0o755)
         try FixtureBuilder.library("isolated", in: plugins)
@@ -40,11 +41,6 @@ import Testing
         return Setup(dir: dir, analytics: analytics, errors: errors, isolatedOutput: dir + "/isolated.ndjson", fileOutput: dir + "/file.ndjson")
     }
 
-    func lines(_ path: String) -> [JSON] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap { try? JSON(parsing: String($0)) }
-    }
-
     @Test func aTrackHookThatSegfaultsOnEvent1000IsRestartedAndEveryEventIsDeliveredOrCountedFailed() throws {
         let s = try start()
         defer { FixtureBuilder.remove(s.dir) }
@@ -56,10 +52,10 @@ import Testing
         let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
         let file = try #require(s.analytics.timeline.stats(forKey: "File"))
         #expect((file.received, file.delivered, file.failed) == (3000, 3000, 0), "the other destination gets everything")
-        #expect(lines(s.fileOutput).count == 3000)
+        #expect(readJSONLines(s.fileOutput).count == 3000)
         #expect((isolated.received, isolated.delivered, isolated.failed) == (3000, 3000, 1), "handed over, one of them failed")
         #expect(isolated.restarts == 3, "the event crashed it three times (maxAttempts), then it went on")
-        let seen = lines(s.isolatedOutput).compactMap { $0["properties"]?["n"]?.intValue }
+        let seen = readJSONLines(s.isolatedOutput).compactMap { $0["properties"]?["n"]?.intValue }
         #expect(Set(seen) == Set(1...3000).subtracting([1000]), "every other event reached the library")
         #expect(seen.count == 2999, "what the library finished before it crashed is not sent again")
         #expect(seen == seen.sorted(), "in order")
@@ -80,10 +76,10 @@ import Testing
         let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
         #expect((isolated.received, isolated.delivered, isolated.failed, isolated.restarts) == (3, 3, 0, 1))
         // "Before" finished before the hang (the progress page says so): it is not sent again.
-        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["Before", "Hang", "After"])
+        #expect(readJSONLines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["Before", "Hang", "After"])
         #expect(s.errors.messages.contains { $0.contains("did not answer within 0.5 s and was killed while processing track \"Hang\" event") },
                 "\(s.errors.messages)")
-        #expect(lines(s.fileOutput).count == 3)
+        #expect(readJSONLines(s.fileOutput).count == 3)
     }
 
     @Test func aRetryableFailureIsRetriedInPlaceBeforeTheEventsBehindIt() throws {
@@ -92,7 +88,7 @@ import Testing
         for name in ["One", "Flaky", "Two", "Three"] { s.analytics.track(name) }
         #expect(s.analytics.flush())
         #expect(s.analytics.shutdown())
-        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["One", "Flaky", "Two", "Three"],
+        #expect(readJSONLines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["One", "Flaky", "Two", "Three"],
                 "as in-process: the retry holds the events behind it")
         let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
         #expect((isolated.delivered, isolated.failed, isolated.restarts) == (4, 0, 0))
@@ -134,7 +130,7 @@ import Testing
         #expect(warnings.count == 2, "\(logs.withLock { $0 })")
         #expect(warnings.contains { $0.contains("Isolated runs in process mode; the settings now ask for in-process") })
         #expect(warnings.contains { $0.contains("File runs in-process; the settings now ask for process mode") })
-        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
+        #expect(readJSONLines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
     }
 
     /// "Allocate" (which allocates without bound) then "After" through the isolated library under
@@ -151,7 +147,7 @@ import Testing
         #expect(s.analytics.shutdown())
         let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
         #expect((isolated.received, isolated.delivered, isolated.failed, isolated.restarts) == (2, 2, 1, 1))
-        #expect(lines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
+        #expect(readJSONLines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
         return try #require(s.errors.messages.first { $0.contains("while processing track \"Allocate\" event") }, "\(s.errors.messages)")
     }
 
@@ -182,7 +178,7 @@ import Testing
 
     @Test(.disabled(if: ThreadSanitizer.isActive, "ThreadSanitizer turns an _exit inside dlopen into its own exit status 66"))
     func constructorsThatExitCrashOrPrintAffectOnlyTheirOwnLineOfPlugins() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         try FixtureBuilder.library("constructor", in: dir, as: "libexits.so", defines: ["EXIT_IN_CONSTRUCTOR", "KEY=\"Exits\""])
         try FixtureBuilder.library("constructor", in: dir, as: "libcrashes.so", defines: ["CRASH_IN_CONSTRUCTOR", "KEY=\"Crashes\""])
@@ -216,7 +212,7 @@ import Testing
 /// process is denied (the host's descriptors, new privileges, unbounded address space).
 @Suite struct IsolationServicesTests {
     @Test func hostServicesCrossTheProcessBoundary() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let plugins = dir + "/plugins"
         mkdir(plugins, 0o755)
@@ -250,7 +246,7 @@ import Testing
     @Test(.disabled(if: ThreadSanitizer.isActive, "RLIMIT_AS is not applied under ThreadSanitizer"))
     func theRunnerHoldsOnlyItsOwnDescriptorsAndNoPrivileges() throws {
         let leaked = FixturePipe()  // not close-on-exec: a child that inherited descriptors would hold it
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let plugins = dir + "/plugins"
         mkdir(plugins, 0o755)
@@ -314,7 +310,7 @@ import Testing
     }
 
     @Test func runCompletesWhenAnIsolatedLibrarySegfaults() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let (plugins, settings) = try fileAndIsolated(in: dir)
         let input = (1...2000).map { n in #"{"type":"track","event":"\#(n == 1000 ? "Crash" : "E")","anonymousId":"a","properties":{"n":\#(n)}}"# }
@@ -338,7 +334,7 @@ import Testing
     /// it holds at flush, writes every event; nothing is restarted. (When the runners shared the
     /// host's group, SIGINT killed them first: a "crash", a restart, and File's events lost.)
     @Test func ctrlCStopsTheHostWhichStopsItsRunnersInOrder() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let (plugins, settings) = try fileAndIsolated(in: dir)
         var input: [Int32] = [0, 0]
@@ -413,7 +409,7 @@ import Testing
     }
 
     @Test func everyLibraryMeansEveryDestinationTimelineLibrariesStayInProcess() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let errors = ErrorLog()
         let analytics = try start(IsolationConfiguration(allLibraries: .process), settings: ["Noop": [:]], dir: dir, errors: errors)
@@ -429,7 +425,7 @@ import Testing
     }
 
     @Test func aTimelineLibraryAskedByNameRunsInItsOwnProcess() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let errors = ErrorLog()
         let analytics = try start(IsolationConfiguration(byKey: ["Timeliner": .process]), settings: ["Noop": [:]], dir: dir, errors: errors)
@@ -448,7 +444,7 @@ import Testing
     }
 
     @Test func aPluginThatCrashesItsProcessCostsOneEventItsPluginAndComesBack() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let errors = ErrorLog()
         let analytics = try start(IsolationConfiguration(byKey: ["Timeliner": .process]), settings: ["Noop": [:]], dir: dir, errors: errors)
@@ -467,7 +463,7 @@ import Testing
     }
 
     @Test func aPluginThatHangsIsKilledAtTheDeadlineAndComesBack() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let errors = ErrorLog()
         let analytics = try start(IsolationConfiguration(byKey: ["Timeliner": .process]), settings: ["Noop": [:]], dir: dir, errors: errors) {

@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
@@ -18,7 +19,7 @@ final class SwiftNoOpDestination: BenchmarkDestination {
 /// and checks only loose bounds, so a slow shared machine does not fail it.
 @Suite(.serialized) struct LoaderBenchmarkTests {
     @Test func twentyLibrariesOpenAndNegotiateQuickly() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         for i in 1...20 {
             let key = "Noop\(i < 10 ? "0" : "")\(i)"
@@ -35,7 +36,7 @@ final class SwiftNoOpDestination: BenchmarkDestination {
     }
 
     @Test func oneTrackHookCallCostsAboutAsMuchAsASwiftDestination() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.library("noop", in: dir))
         let native = try library.makeInstance(services: RecordingHost().services)

@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -8,7 +9,7 @@ import Testing
     /// Scans a fresh directory prepared by `setup`, then removes it.
     func scan(configuration: PluginLoader.Configuration = .init(),
               _ setup: (String) throws -> Void) throws -> PluginLoader.ScanResult {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         try setup(dir)
         return PluginLoader(configuration: configuration).scan(directory: dir)
@@ -105,7 +106,7 @@ import Testing
     }
 
     @Test func createFailureCarriesTheLibrarysText() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.library("create_fails", in: dir))
         let host = RecordingHost()
@@ -134,7 +135,7 @@ import Testing
     }
 
     @Test func olderMinorLoadsAndNewerHooksAreNeverRead() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.library("old_minor", in: dir))
         #expect(library.info.abiVersion == ABIVersion(major: 1, minor: 0))
@@ -149,7 +150,7 @@ import Testing
     }
 
     @Test func newerMinorLoadsIgnoringFieldsTheHostDoesNotKnow() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.library("newer_minor", in: dir))
         #expect(library.info.abiVersion == ABIVersion(major: 1, minor: ABIVersion.host.minor + 5))
@@ -162,7 +163,7 @@ import Testing
     }
 
     @Test func hostServicesReachTheSwiftClosures() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.library("send_back", in: dir))
         let host = RecordingHost(userId: "user-42")
@@ -185,7 +186,7 @@ import Testing
     }
 
     @Test func hostRefusingAnEventIsSeenByTheLibrary() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.library("send_back", in: dir))
         let host = RecordingHost(sendResult: .retryable("queue full"))
@@ -204,7 +205,7 @@ import Testing
     }
 
     @Test func statusCodesBecomeResultsWithTheLibrarysText() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.library("flaky", in: dir))
         #expect(library.info.hooks == [.identify, .track, .group, .alias, .destroy])
@@ -226,7 +227,7 @@ import Testing
     }
 
     @Test func destroyIsIdempotentAndLaterCallsAreNoOps() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.library("flaky", in: dir))
         let instance = try library.makeInstance(services: RecordingHost().services)
@@ -237,7 +238,7 @@ import Testing
     }
 
     @Test func severalInstancesOfOneLibraryAreIndependent() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try FixtureBuilder.library("flaky", in: dir))
         let one = try library.makeInstance(settings: ["failures": 1], services: RecordingHost().services)
@@ -249,7 +250,7 @@ import Testing
     }
 
     @Test func groupOrOtherWritableFilesAndDirectoriesAreRefusedUnlessAllowed() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let file = try FixtureBuilder.library("noop", in: dir)
 
@@ -284,7 +285,7 @@ import Testing
         #expect(missing.libraries.isEmpty)
         #expect(missing.problems.map(\.description) == ["/nonexistent/plugins: plugins directory does not exist"])
 
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         try "x".write(toFile: dir + "/file", atomically: true, encoding: .utf8)
         let notDirectory = PluginLoader().scan(directory: dir + "/file")
