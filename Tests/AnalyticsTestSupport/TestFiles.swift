@@ -29,3 +29,9 @@ public func killAndReap(_ pid: pid_t) {
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
 }
+
+/// The JSON object in `bytes`, or nil when they hold anything else.
+public func parseObject(_ bytes: [UInt8]) -> JSONObject? {
+    guard case .object(let o)? = try? JSON(parsing: bytes) else { return nil }
+    return o
+}

@@ -48,8 +48,3 @@ func quietSignals(_ change: (inout SignalsConfiguration) -> Void = { _ in }) -> 
     change(&c)
     return c
 }
-
-func parseObject(_ bytes: [UInt8]) -> JSONObject? {
-    guard case .object(let o)? = try? JSON(parsing: bytes) else { return nil }
-    return o
-}

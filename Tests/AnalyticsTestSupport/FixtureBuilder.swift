@@ -1,39 +1,40 @@
 import Foundation
 import Glibc
-@testable import AnalyticsCore
+import AnalyticsCore
 
 /// Builds the C fixtures of `Tests/Fixtures` (and the example plugins) with gcc into temporary
 /// directories while the tests run: every library a loader test opens is real.
-enum FixtureBuilder {
-    struct BuildError: Error, CustomStringConvertible {
-        let description: String
+public enum FixtureBuilder {
+    public struct BuildError: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
     }
 
     /// The package root, found from this file's location.
-    static let root: String = {
+    public static let root: String = {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
         return url.path
     }()
 
-    static func remove(_ directory: String) {
+    public static func remove(_ directory: String) {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// Compiles `Tests/Fixtures/<fixture>.c` into `<directory>/<name>` as a shared object.
     @discardableResult
-    static func library(_ fixture: String, in directory: String, as name: String? = nil, defines: [String] = []) throws -> String {
+    public static func library(_ fixture: String, in directory: String, as name: String? = nil, defines: [String] = []) throws -> String {
         try sharedObject(source: "Tests/Fixtures/\(fixture).c", in: directory, as: name ?? "lib\(fixture).so",
                          flags: ["-Wall", "-Wextra", "-pedantic", "-Werror"] + defines.map { "-D\($0)" })
     }
 
     /// Compiles a source of the package with exactly the flags of `make plugins`.
     @discardableResult
-    static func plugin(_ source: String, in directory: String, as name: String) throws -> String {
+    public static func plugin(_ source: String, in directory: String, as name: String) throws -> String {
         try sharedObject(source: source, in: directory, as: name, flags: [])
     }
 
-    static func sharedObject(source: String, in directory: String, as name: String, flags: [String]) throws -> String {
+    public static func sharedObject(source: String, in directory: String, as name: String, flags: [String]) throws -> String {
         let output = directory + "/" + name
         try run("/usr/bin/gcc", ["-std=c99", "-shared", "-fPIC", "-O2", "-I", root + "/include"] + flags
                 + ["-o", output, root + "/" + source])
@@ -42,7 +43,7 @@ enum FixtureBuilder {
     }
 
     /// Compiles a fixture into an executable (for tests that need a C host in a child process).
-    static func executable(_ fixture: String, in directory: String) throws -> String {
+    public static func executable(_ fixture: String, in directory: String) throws -> String {
         let output = directory + "/" + fixture
         try run("/usr/bin/gcc", ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-I", root + "/include",
                                  "-o", output, root + "/Tests/Fixtures/\(fixture).c", "-ldl"])
@@ -50,20 +51,20 @@ enum FixtureBuilder {
     }
 
     /// Runs a tool to completion; throws with its output when it fails.
-    static func run(_ tool: String, _ arguments: [String], stdin: Data? = nil) throws {
+    public static func run(_ tool: String, _ arguments: [String], stdin: Data? = nil) throws {
         let result = try capture(tool, arguments, stdin: stdin)
         guard result.status == 0 else {
             throw BuildError(description: "\(tool) \(arguments.joined(separator: " ")) failed (\(result.status)):\n\(result.stdout)\(result.stderr)")
         }
     }
 
-    struct ProcessOutput {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+    public struct ProcessOutput {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
     }
 
-    static func capture(_ tool: String, _ arguments: [String], stdin: Data? = nil, directory: String? = nil) throws -> ProcessOutput {
+    public static func capture(_ tool: String, _ arguments: [String], stdin: Data? = nil, directory: String? = nil) throws -> ProcessOutput {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
@@ -92,41 +93,5 @@ enum FixtureBuilder {
         return ProcessOutput(status: process.terminationStatus,
                              stdout: outData.withLock { String(decoding: $0, as: UTF8.self) },
                              stderr: errData.withLock { String(decoding: $0, as: UTF8.self) })
-    }
-}
-
-/// Host services that record what libraries ask of them.
-final class RecordingHost: Sendable {
-    let logs = Locked<[(NativeLogLevel, String)]>([])
-    let sent = Locked<[[UInt8]]>([])
-    let userId: Locked<String?>
-    let anonymousId: String
-    let sendResult: NativeHookResult
-
-    init(userId: String? = "user-42", anonymousId: String = "anon-7", sendResult: NativeHookResult = .ok) {
-        self.userId = Locked(userId)
-        self.anonymousId = anonymousId
-        self.sendResult = sendResult
-    }
-
-    var services: HostServices {
-        HostServices(
-            log: { [logs] level, text in logs.withLock { $0.append((level, text)) } },
-            sendEvent: { [sent, sendResult] bytes in
-                sent.withLock { $0.append(bytes) }
-                return sendResult
-            },
-            userId: { [userId] in userId.withLock { $0 } },
-            anonymousId: { [anonymousId] in anonymousId })
-    }
-
-    var logLines: [String] { logs.withLock { $0.map(\.1) } }
-}
-
-extension Event {
-    static func make(_ type: EventType, _ fields: JSONObject = [:]) -> Event {
-        var payload: JSONObject = ["type": .string(type.rawValue), "messageId": "m-1", "anonymousId": "anon-7"]
-        payload.merge(fields)
-        return try! Event(payload: payload)
     }
 }

@@ -2,10 +2,13 @@ import Foundation
 
 /// Executables of this package that tests run as child processes; `swift build` puts them next
 /// to the test bundle.
-enum BuiltExecutable {
-    struct Missing: Error, CustomStringConvertible { let description: String }
+public enum BuiltExecutable {
+    public struct Missing: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
+    }
 
-    static func path(_ name: String) throws -> String {
+    public static func path(_ name: String) throws -> String {
         var candidates: [String] = []
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             candidates.append((exe as NSString).deletingLastPathComponent)

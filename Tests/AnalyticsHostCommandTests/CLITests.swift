@@ -6,31 +6,6 @@ import Glibc
 #endif
 @testable import AnalyticsCore
 
-/// The `analytics-host` binary, run the way a user runs it.
-enum HostBinary {
-    static func path() throws -> String { try BuiltExecutable.path("analytics-host") }
-
-    static func run(_ arguments: [String], stdin: String? = nil, in directory: String) throws -> FixtureBuilder.ProcessOutput {
-        try FixtureBuilder.capture(try path(), arguments, stdin: stdin.map { Data($0.utf8) }, directory: directory)
-    }
-
-    /// A plugins directory with the File and Console examples built by the `make plugins` command line.
-    static func pluginsDirectory(in dir: String) throws -> String {
-        let plugins = dir + "/plugins"
-        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
-        try FixtureBuilder.plugin("Plugins/File/file.c", in: plugins, as: "libfile.so")
-        try FixtureBuilder.plugin("Plugins/Console/console.c", in: plugins, as: "libconsole.so")
-        return plugins
-    }
-
-    /// Settings enabling File (writing to `output`) and Console, without Segment.io (offline tests).
-    static func settings(in dir: String, output: String, console: Bool = true) throws -> String {
-        let path = dir + "/settings.json"
-        try #"{"integrations":{"File":{"path":"\#(output)"}\#(console ? #","Console":{}"# : "")}}"#.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-}
-
 @Suite(.serialized) struct CLITests {
     /// A library whose hook never returns: the run ends after --hook-timeout, counts what that
     /// library never got as abandoned, names the library, hook and event, and exits 4.
@@ -139,7 +114,7 @@ enum HostBinary {
     @Test func pluginsJSONListsTheExampleLibrariesWithTheirKeys() throws {
         let dir = makeTempDirectory("cli-plugins")
         let plugins = try HostBinary.pluginsDirectory(in: dir)
-        try FileManager.default.copyItem(atPath: SwiftPluginFiles.path("MetricsIntegration"), toPath: plugins + "/libmetrics.so")
+        try FileManager.default.copyItem(atPath: FixtureBuilder.root + "/build/plugins/libMetricsIntegration.so", toPath: plugins + "/libmetrics.so")
         try FixtureBuilder.plugin("Plugins/Redact/redact.c", in: plugins, as: "libredact.so")
         try "junk".write(toFile: plugins + "/libjunk.so", atomically: true, encoding: .utf8)
         chmod(plugins + "/libjunk.so", 0o755)
