@@ -19,25 +19,6 @@
 
 /* ---- generations: loading and switching bundles ----------------------------------------- */
 
-void live_random_hex(char *out, size_t cap) {
-    unsigned char bytes[64];
-    size_t n = (cap - 1 + 1) / 2;
-    if (n > sizeof bytes) n = sizeof bytes;
-    if (getrandom(bytes, n, 0) != (ssize_t)n) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        uint64_t x = (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 32) ^ (uint64_t)(uintptr_t)out;
-        for (size_t i = 0; i < n; i++) {
-            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-            bytes[i] = (unsigned char)x;
-        }
-    }
-    static const char digits[] = "0123456789abcdef";
-    size_t i = 0;
-    for (; i + 1 < cap && i / 2 < n; i++) out[i] = digits[(bytes[i / 2] >> ((i % 2) ? 0 : 4)) & 0xf];
-    out[i] = 0;
-}
-
 live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, const char *file,
                              int64_t version, live_action **actions, char *err, size_t err_cap) {
     live_gen *g = calloc(1, sizeof *g);
@@ -108,41 +89,6 @@ void live_activate(live_instance *live, live_gen *g, live_action *actions) {
         for (size_t i = 0; live_modules[i]; i++)
             if (live_modules[i]->activated) live_modules[i]->activated(live);
     }
-}
-
-void live_retire_current(live_instance *live, live_gen *replacement) {
-    uint64_t *ids = NULL;
-    size_t count = 0, cap = 0;
-    pthread_mutex_lock(&live->mutex);
-    live_gen *old = atomic_load(&live->current);
-    if (old == replacement) { pthread_mutex_unlock(&live->mutex); return; }
-    atomic_store_explicit(&live->current, replacement, memory_order_release);
-    if (old) {
-        old->retired = 1;
-        for (live_plugin **link = &live->plugins; *link;) {
-            live_plugin *p = *link;
-            if (p->gen != old) { link = &p->next; continue; }
-            *link = p->next;
-            p->listed = 0;
-            /* Only the id is kept: once unlisted, `release` may free the plugin at any time. */
-            if (p->host_id) {
-                if (count == cap) {
-                    size_t grown = cap ? cap * 2 : 16;
-                    uint64_t *more = realloc(ids, grown * sizeof *ids);
-                    if (!more) continue;  /* it stays inert (not active) until the host removes it */
-                    ids = more;
-                    cap = grown;
-                }
-                ids[count++] = p->host_id;
-            }
-        }
-    }
-    pthread_mutex_unlock(&live->mutex);
-    /* Outside the lock: `remove` may wait for a call in progress, and `release` takes the lock.
-     * An id the host no longer knows (it removed the plugin itself, e.g. at shutdown) is fine. */
-    for (size_t i = 0; i < count; i++) live->timeline->remove(live->host->ctx, ids[i]);
-    free(ids);
-    live_gen_release(old);
 }
 
 /* Loads a bundle file and makes it active; on failure reports and keeps the active one. */

@@ -109,7 +109,18 @@ static inline double live_now_seconds(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* live.c: helpers and references */
+/* Files, in one-way order: each calls only the files listed before it (and the engine, JSON
+ * and bundle-file helpers). A companion module (live_signals.c) sits on top, through live.h.
+ *   live_refs.c        logging, small helpers, references, the action queue
+ *   live_native.c      what JavaScript may ask of the library (`__live_native`)
+ *   live_plugin.c      plugins on host timelines; ending a call (running its actions); retiring
+ *                      the active generation
+ *   live_generation.c  loading bundles, activating one, cache/fallback/download
+ *   live.c             the integration (create, update, lifecycle, destroy), options, and the
+ *                      companion-module API (live_call_global, live_add_prelude)
+ */
+
+/* live_refs.c */
 /* `cap - 1` random hex digits and a NUL (getrandom; a clock-and-address mix if it fails). */
 void live_random_hex(char *out, size_t cap);
 int live_host_string(int64_t (*get)(void *, char *, size_t), void *ctx, live_buf *out, int *is_null);
@@ -117,6 +128,7 @@ void live_format_error(const live_js_error *e, char *out, size_t cap);
 void live_release_instance(live_instance *live);
 void live_free_actions(live_action *a);
 void live_gen_release(live_gen *g);
+/* The actions queued during a call (the engine lock is held). */
 live_action *live_take_actions(live_gen *g);
 int live_queue_action(live_gen *g, enum action_kind kind, int64_t js_id, const char *text, size_t len);
 
@@ -124,17 +136,17 @@ int live_queue_action(live_gen *g, enum action_kind kind, int64_t js_id, const c
 int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const char *b,
                    size_t b_len, live_buf *out, int *out_null);
 
-/* live_plugin.c: plugins on host timelines, and the queued actions */
+/* live_plugin.c: plugins on host timelines, the queued actions, retiring a generation */
 void live_finish_call(live_gen *g);
 void live_add_plugins(live_instance *live, live_gen *g, live_action **actions);
 void live_post_actions(live_instance *live, live_action *actions);
 void live_run_actions(live_instance *live, live_gen *g, live_action *actions);
+void live_retire_current(live_instance *live, live_gen *replacement);
 
 /* live_generation.c: loading bundles and switching between them */
 live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, const char *file,
                            int64_t version, live_action **actions, char *err, size_t err_cap);
 void live_activate(live_instance *live, live_gen *g, live_action *actions);
-void live_retire_current(live_instance *live, live_gen *replacement);
 void live_load_local(live_instance *live);
 void live_apply_settings(live_instance *live, const char *settings, size_t len, int allow_download);
 void live_read_write_key(live_instance *live, const char *settings, size_t len);

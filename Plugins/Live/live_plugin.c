@@ -338,6 +338,43 @@ done:
     live_buf_free(&destination);
 }
 
+/* Makes `replacement` (may be NULL) the active generation and takes the previous one's plugins
+ * off the host timelines. */
+void live_retire_current(live_instance *live, live_gen *replacement) {
+    uint64_t *ids = NULL;
+    size_t count = 0, cap = 0;
+    pthread_mutex_lock(&live->mutex);
+    live_gen *old = atomic_load(&live->current);
+    if (old == replacement) { pthread_mutex_unlock(&live->mutex); return; }
+    atomic_store_explicit(&live->current, replacement, memory_order_release);
+    if (old) {
+        old->retired = 1;
+        for (live_plugin **link = &live->plugins; *link;) {
+            live_plugin *p = *link;
+            if (p->gen != old) { link = &p->next; continue; }
+            *link = p->next;
+            p->listed = 0;
+            /* Only the id is kept: once unlisted, `release` may free the plugin at any time. */
+            if (p->host_id) {
+                if (count == cap) {
+                    size_t grown = cap ? cap * 2 : 16;
+                    uint64_t *more = realloc(ids, grown * sizeof *ids);
+                    if (!more) continue;  /* it stays inert (not active) until the host removes it */
+                    ids = more;
+                    cap = grown;
+                }
+                ids[count++] = p->host_id;
+            }
+        }
+    }
+    pthread_mutex_unlock(&live->mutex);
+    /* Outside the lock: `remove` may wait for a call in progress, and `release` takes the lock.
+     * An id the host no longer knows (it removed the plugin itself, e.g. at shutdown) is fine. */
+    for (size_t i = 0; i < count; i++) live->timeline->remove(live->host->ctx, ids[i]);
+    free(ids);
+    live_gen_release(old);
+}
+
 /* Adds the plugins of ADD actions (outside every lock of ours: the host allows `add` from its
  * callbacks) and leaves the other actions in `*actions`. */
 void live_add_plugins(live_instance *live, live_gen *g, live_action **actions) {
