@@ -169,6 +169,8 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t set
     if (live->client && !AH_HAS_FIELD(live->client, ah_host_client, options)) live->client = NULL;
     live->http = host->get_extension(host->ctx, AH_EXT_HTTP);
     if (live->http && !AH_HAS_FIELD(live->http, ah_host_http, get)) live->http = NULL;
+    live->clients = host->get_extension(host->ctx, AH_EXT_CLIENTS);
+    if (live->clients && !AH_HAS_FIELD(live->clients, ah_host_clients, flush)) live->clients = NULL;
     pthread_mutex_init(&live->mutex, NULL);
     pthread_mutex_init(&live->storage_lock, NULL);
     live->cached_version = -1;
@@ -199,7 +201,9 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t set
     }
     live_buf_free(&options);
 
+    pthread_mutex_lock(&live->mutex);
     live_buf_set(&live->settings, settings, settings_len);
+    pthread_mutex_unlock(&live->mutex);
     const char *s, *e;
     live_buf url = {0};
     if (live_json_path(settings, settings_len, "edgeFunction.downloadURL", &s, &e) &&
@@ -229,7 +233,9 @@ static void first_download(live_instance *live) {
 static ah_status update(ah_instance *self, const char *settings, size_t len, int32_t kind, char *err, size_t cap) {
     (void)kind; (void)err; (void)cap;
     live_instance *live = (live_instance *)self;
+    pthread_mutex_lock(&live->mutex);
     live_buf_set(&live->settings, settings, len);
+    pthread_mutex_unlock(&live->mutex);
     live->started = 1;
     live_apply_settings(live, settings, len, 1);
     return AH_OK;

@@ -20,7 +20,8 @@
 /* ---- generations: loading and switching bundles ----------------------------------------- */
 
 live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, const char *file,
-                             int64_t version, live_action **actions, char *err, size_t err_cap) {
+                             int64_t version, live_action **actions, int *partial, char *err, size_t err_cap) {
+    *partial = 0;
     live_gen *g = calloc(1, sizeof *g);
     if (!g) { snprintf(err, err_cap, "out of memory"); return NULL; }
     atomic_init(&g->refs, 1);
@@ -31,9 +32,10 @@ live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, 
     live_random_hex(g->context_token, sizeof g->context_token);
     g->context_marker_len = (size_t)snprintf(g->context_marker, sizeof g->context_marker, "\"context\":\"%s\"", g->context_token);
     snprintf(g->file, sizeof g->file, "%s", file);
+    static const char *const runtime_files[] = {"liveplugins.js", "signals.js", NULL};
     live_engine_config config = {
         .time_limit_seconds = live->time_limit, .max_heap_bytes = live->max_heap,
-        .native = live_native_op, .native_ctx = g,
+        .native = live_native_op, .native_ctx = g, .runtime_files = runtime_files,
     };
     g->engine = live_engine_create(&config, err, err_cap);
     if (!g->engine) { live_gen_release(g); return NULL; }
@@ -60,6 +62,13 @@ live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, 
     } else {
         outcome = live_engine_eval(g->engine, source, len, file, live->load_time_limit, &error);
         if (outcome != LIVE_VALUE) live_format_error(&error, err, err_cap);
+        /* The bundle stopped at an error after it did something: what it did (plugins added,
+         * events sent) stays, as in the references, and the context is usable. One that did
+         * nothing before the error (a syntax error) did not load. */
+        if ((outcome == LIVE_THREW || outcome == LIVE_TIMED_OUT) && g->pending) {
+            *partial = 1;
+            outcome = LIVE_VALUE;
+        }
     }
     size_t heap = 0;
     if (outcome == LIVE_VALUE && live->max_heap && live_engine_check_heap(g->engine, &heap)) {
@@ -71,7 +80,10 @@ live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, 
     *actions = live_take_actions(g);
     live_engine_unlock(g->engine);
     if (outcome != LIVE_VALUE) {
-        live_free_actions(*actions);
+        /* Not loaded (the runtime failed, or the heap is over its bound): its plugins are not
+         * added, but the events it sent were accepted by `analytics` and go on. */
+        live_add_plugins_refused(actions);
+        live_post_actions(live, *actions);
         *actions = NULL;
         live_gen_release(g);
         return NULL;
@@ -100,14 +112,19 @@ static int live_load_file(live_instance *live, const char *path, int64_t version
         return -1;
     }
     live_action *actions = NULL;
-    live_gen *g = live_load_bundle(live, source.data, source.len, path, version, &actions, err, sizeof err);
+    int partial = 0;
+    live_gen *g = live_load_bundle(live, source.data, source.len, path, version, &actions, &partial, err, sizeof err);
     live_buf_free(&source);
     if (!g) {
         live_log(live, AH_LOG_ERROR, "the %s failed to load: %s", what, err);
         return -1;
     }
     live_activate(live, g, actions);
-    live_log(live, AH_LOG_INFO, "loaded the %s %s (version %lld)", what, path, (long long)version);
+    if (partial)
+        live_log(live, AH_LOG_ERROR, "the %s failed to load: %s (what it did before the error stays: plugins added, "
+                 "events sent)", what, err);
+    else
+        live_log(live, AH_LOG_INFO, "loaded the %s %s (version %lld)", what, path, (long long)version);
     return 0;
 }
 
@@ -144,8 +161,18 @@ static void live_fetch_bundle(live_instance *live, const char *url, int64_t vers
         return;
     }
     live_action *actions = NULL;
-    live_gen *g = live_load_bundle(live, source.data, source.len, url, version, &actions, err, sizeof err);
+    int partial = 0;
+    live_gen *g = live_load_bundle(live, source.data, source.len, url, version, &actions, &partial, err, sizeof err);
     live_buf_free(&source);
+    if (g && partial) {
+        /* A download that stops at an error does not replace a bundle that loads (nor is it
+         * cached): its plugins are not added; the events it sent go on. */
+        live_add_plugins_refused(&actions);
+        live_post_actions(live, actions);
+        actions = NULL;
+        live_gen_release(g);
+        g = NULL;
+    }
     if (!g) {
         live_discard_download(live->storage_dir);
         live_log(live, AH_LOG_ERROR, "bundle version %lld from %s failed to load: %s; %s", (long long)version, url, err,

@@ -34,7 +34,7 @@ enum action_kind { ACTION_SEND, ACTION_ADD, ACTION_RESET, ACTION_FLUSH };
 
 typedef struct live_action {
     enum action_kind kind;
-    int64_t js_id;
+    int64_t js_id;               /* ACTION_ADD: the plugin; the others: the client (0: the host's) */
     live_buf text;
     struct live_action *next;
 } live_action;
@@ -78,6 +78,7 @@ struct live_instance {
     const ah_host_timeline *timeline;
     const ah_host_client *client;
     const ah_host_http *http;
+    const ah_host_clients *clients;  /* NULL: the host offers no second clients */
 
     /* Options (fixed after create). */
     double time_limit, load_time_limit, heap_check_interval;
@@ -98,7 +99,7 @@ struct live_instance {
     int64_t cached_version;      /* -1: no cached bundle */
     int disabled;                /* edgeFunction.downloadURL is "" */
     int started;                 /* the first download check happened */
-    live_buf settings;           /* the last settings document */
+    live_buf settings;           /* the last settings document; guarded by mutex */
     pthread_mutex_t storage_lock;
     void *module_state[LIVE_MAX_MODULES];
 };
@@ -139,13 +140,19 @@ int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const
 /* live_plugin.c: plugins on host timelines, the queued actions, retiring a generation */
 void live_finish_call(live_gen *g);
 void live_add_plugins(live_instance *live, live_gen *g, live_action **actions);
+/* Drops the ADD actions (their bundle is not loaded), leaving the others. */
+void live_add_plugins_refused(live_action **actions);
 void live_post_actions(live_instance *live, live_action *actions);
 void live_run_actions(live_instance *live, live_gen *g, live_action *actions);
 void live_retire_current(live_instance *live, live_gen *replacement);
 
 /* live_generation.c: loading bundles and switching between them */
+/* Loads a bundle into a fresh context. NULL (reason in `err`) when it cannot run; a bundle that
+ * stopped at an error is returned with `*partial` set and the error in `err`: what it did before
+ * stays. `*actions`: what it asked for while loading (NULL when it returns NULL: the events it
+ * sent were posted, its plugins not added). */
 live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, const char *file,
-                           int64_t version, live_action **actions, char *err, size_t err_cap);
+                           int64_t version, live_action **actions, int *partial, char *err, size_t err_cap);
 void live_activate(live_instance *live, live_gen *g, live_action *actions);
 void live_load_local(live_instance *live);
 void live_apply_settings(live_instance *live, const char *settings, size_t len, int allow_download);

@@ -388,21 +388,41 @@ void live_add_plugins(live_instance *live, live_gen *g, live_action **actions) {
     }
 }
 
+void live_add_plugins_refused(live_action **actions) {
+    for (live_action **link = actions; *link;) {
+        live_action *a = *link;
+        if (a->kind != ACTION_ADD) { link = &a->next; continue; }
+        *link = a->next;
+        live_buf_free(&a->text);
+        free(a);
+    }
+}
+
 /* Events, resets and flushes, in the order JavaScript asked for them. The host takes each
  * without re-entering the caller: send_event queues the event for its own thread, and the
  * client's reset and flush run the plugins' hooks later. */
 void live_post_actions(live_instance *live, live_action *actions) {
     for (live_action *a = actions; a; a = a->next) {
+        /* js_id: 0 the host's client, else a second client (new Analytics(writeKey)). */
+        uint64_t id = (uint64_t)a->js_id;
         switch (a->kind) {
         case ACTION_SEND: {
-            ah_status rc = live->host->send_event(live->host->ctx, a->text.data, a->text.len);
+            ah_status rc = AH_ERR_PERMANENT;
+            if (!id) rc = live->host->send_event(live->host->ctx, a->text.data, a->text.len);
+            else if (live->clients) rc = live->clients->send_event(live->host->ctx, id, a->text.data, a->text.len);
             if (rc != AH_OK)
-                live_log(live, AH_LOG_WARN, "an event the bundle sent was not accepted (%s): %.200s",
+                live_log(live, AH_LOG_WARN, "an event the bundle sent%s was not accepted (%s): %.200s", id ? " through a second client" : "",
                          rc == AH_ERR_RETRYABLE ? "the host is busy or stopping" : "not a valid event", a->text.data);
             break;
         }
-        case ACTION_RESET: if (live->client) live->client->reset(live->host->ctx); break;
-        case ACTION_FLUSH: if (live->client) live->client->flush(live->host->ctx); break;
+        case ACTION_RESET:
+            if (!id && live->client) live->client->reset(live->host->ctx);
+            else if (id && live->clients) live->clients->reset(live->host->ctx, id);
+            break;
+        case ACTION_FLUSH:
+            if (!id && live->client) live->client->flush(live->host->ctx);
+            else if (id && live->clients) live->clients->flush(live->host->ctx, id);
+            break;
         case ACTION_ADD: break;
         }
     }

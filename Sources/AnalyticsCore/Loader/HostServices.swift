@@ -26,6 +26,8 @@ public struct HostServices: Sendable {
     public var client: NativeClientServices?
     /// `AH_EXT_HTTP`: the host's HTTP client.
     public var http: NativeHTTPService?
+    /// `AH_EXT_CLIENTS`: second clients for other write keys.
+    public var clients: NativeClientsService?
 
     public init(
         log: @escaping @Sendable (NativeLogLevel, String) -> Void,
