@@ -230,7 +230,7 @@
             const name = (plugin.constructor && plugin.constructor.name) || "LivePlugin";
             if (this.#client !== "") return refuse("plugin " + name + ": a second client (new Analytics(writeKey)) runs no plugins");
             const stage = stageNames.get(plugin.type);
-            if (stage === undefined) return refuse("plugin " + name + " has type " + text(plugin.type) + ", not a LivePluginType");
+            if (stage === undefined) return refuse("plugin " + name + " has type " + (typeof plugin.type === "string" ? JSON.stringify(plugin.type) : text(plugin.type)) + ", not a LivePluginType");
             const destination = typeof plugin.destination === "string" ? plugin.destination : null;
             if (destination !== null) {
                 const known = native("destinations");
