@@ -8,6 +8,11 @@ public enum BatchLimits {
     public static let maxBatchBytes = 475_000
     /// Most events in one batch.
     public static let maxBatchEvents = 2_500
+    /// Most nested objects and arrays in one event, the event object itself counting as one. The
+    /// upload refuses deeper events when they are accepted and `analytics-host receive` refuses
+    /// them with 400: a batch body wraps each event in two more levels (`{"batch":[…]}`), which
+    /// the JSON parser's limit must still hold.
+    public static let maxEventDepth = JSON.maxNestingDepth - 2
 
     /// Throws when `event` (already-serialized JSON) cannot go into any batch: over the size limit,
     /// or not a JSON object text at all. Call it when an event is accepted, so that the caller
