@@ -154,6 +154,6 @@ final class NDJSONSink: Sendable {
 
     func refused(_ path: String, _ refusal: SegmentCollector.Refusal) {
         state.withLock { $0.refused += 1 }
-        FileHandle.standardError.write(Data("analytics-host receive: refused \(path): \(refusal.status) \(refusal.message)\n".utf8))
+        FileHandle.standardError.write(Data("analytics-host receive: refused \(TerminalText.escaped(path)): \(refusal.status) \(TerminalText.escaped(refusal.message))\n".utf8))
     }
 }
