@@ -6,6 +6,8 @@ public enum BatchLimits {
     /// Largest upload body the SDKs send (the API's hard limit is 500 KB; 475,000 leaves room
     /// for proxies that add to the request).
     public static let maxBatchBytes = 475_000
+    /// Largest batch request body the tracking API takes (500 KB; it answers 400 past it).
+    public static let apiMaxBatchBytes = 500 * 1024
     /// Most events in one batch.
     public static let maxBatchEvents = 2_500
     /// Most nested objects and arrays in one event, the event object itself counting as one. The
