@@ -77,6 +77,9 @@ struct HTTPRequestReader {
                 guard fill() else { return ended(midRequest: buffer.count > start) }
             }
         }
+        if headEnd! - start > limits.maxHeadBytes {
+            return refuse(431, "headers_too_large", "request line and headers exceed \(limits.maxHeadBytes) bytes")
+        }
         let head = String(decoding: buffer[start..<headEnd!], as: UTF8.self)
         var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
         guard !lines.isEmpty else { return refuse(400, "invalid_request", "empty request") }
