@@ -95,6 +95,16 @@ extension LoopbackHTTPServer {
 
     // MARK: Connection
 
+    /// Serves one connection on the calling thread, as a connection thread does, and closes it
+    /// (the fuzz target drives the whole request path through this, over a socket pair).
+    func serveOnThisThread(_ fd: Int32) {
+        condition.lock()
+        openConnections.insert(fd)
+        liveThreads += 1
+        condition.unlock()
+        serve(fd)
+    }
+
     func serve(_ fd: Int32) {
         defer {
             condition.lock()
