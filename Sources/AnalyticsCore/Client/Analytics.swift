@@ -29,6 +29,8 @@ public final class Analytics: Sendable {
     public let signals: Signals?
     /// Plugins for destinations' own timelines, by destination key (libraries add them, ABI 1.2).
     let scopedPlugins = ScopedPlugins()
+    /// Errors loaded libraries logged and their plugins' failed calls, for a summary at the end.
+    public let libraryProblems = LibraryProblems()
     /// Events libraries sent back, run through the pipeline in order off the sender's thread.
     private let sentBack = DispatchQueue(label: "analytics-host.sent-back")
     private let sentBackKey = DispatchSpecificKey<Bool>()

@@ -71,7 +71,9 @@ extension HostServices {
                 case .warn: mapped = .warning
                 case .error: mapped = .error
                 }
-                weak.value?.log(mapped, "\(key): \(text)")
+                guard let analytics = weak.value else { return }
+                if level == .error { analytics.libraryProblems.logged(key: key, text) }
+                analytics.log(mapped, "\(key): \(text)")
             },
             sendEvent: { bytes in
                 guard let analytics = weak.value else { return .retryable("the client is gone") }
