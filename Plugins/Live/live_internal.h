@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "live.h"
+#include "live_heap.h"
 
 #define LIVE_MAX_MODULES 8
 #define LIVE_MAX_PRELUDES 8
@@ -69,6 +70,7 @@ struct live_gen {
     char context_marker[48];     /* "context":"<token>" */
     size_t context_marker_len;
     double next_heap_check;
+    live_heap_guard heap_guard;
     int retired;                 /* guarded by live->mutex: no longer active, adds are refused */
 };
 
@@ -111,7 +113,8 @@ static inline double live_now_seconds(void) {
 }
 
 /* Files, in one-way order: each calls only the files listed before it (and the engine, JSON
- * and bundle-file helpers). A companion module (live_signals.c) sits on top, through live.h.
+ * helpers, the heap guard (live_heap.c) and the bundle files). A companion module
+ * (live_signals.c) sits on top, through live.h.
  *   live_refs.c        logging, small helpers, references, the action queue
  *   live_native.c      what JavaScript may ask of the library (`__live_native`)
  *   live_plugin.c      plugins on host timelines; ending a call (running its actions); retiring

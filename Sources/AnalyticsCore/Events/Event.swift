@@ -115,3 +115,9 @@ public enum EventError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self { case .invalid(let why): return "invalid event: \(why)" }
     }
 }
+
+/// The Segment calls. `page` is accepted on input (it exists on the web) and is handled by the
+/// screen hooks of plugins.
+public enum EventType: String, Sendable, CaseIterable {
+    case track, identify, screen, page, group, alias
+}
