@@ -356,16 +356,42 @@ public final class Analytics: Sendable {
             report(.invalidEvent(error.description.replacingOccurrences(of: "invalid event: ", with: "")))
             return
         }
+        if PipelineThread.isInside { runLater(event); return }
         timeline.process(event)
     }
 
     /// Runs a message given as JSON (a spec-shaped object, e.g. one line of input). `messageId`,
     /// `timestamp`, `context` and `integrations` are kept when given and filled in when not; user
     /// ids default to the client's. Returns the event as it left the source stage, nil if dropped.
+    ///
+    /// Called from inside the pipeline (a plugin's hook), the event runs later (see ``runLater``)
+    /// and is returned as prepared, before any plugin saw it.
     @discardableResult
     public func process(payload: JSONObject) throws(EventError) -> Event? {
         guard enabled else { return nil }
-        return timeline.process(try prepare(payload: payload))
+        let event = try prepare(payload: payload)
+        if PipelineThread.isInside { runLater(event); return event }
+        return timeline.process(event)
+    }
+
+    /// A call made by a plugin from inside the pipeline (``PipelineThread``): running it now would
+    /// wait on what that thread holds, so it takes the sent-back path (journaled, run in order on
+    /// the host's queue) without `send_event`'s refusals — the caller cannot wait, and a Swift call
+    /// has no status to refuse with. Only a stopping host or an unstorable event is refused, and
+    /// reported.
+    private func runLater(_ event: Event) {
+        let accepting = sentBackState.withLock { s -> Bool in
+            guard s.accepting else { return false }
+            s.pending += 1
+            return true
+        }
+        guard accepting else {
+            report(.delivery("\(event.type.rawValue) event \(event.messageId ?? "(no messageId)") sent from inside a plugin after shutdown; not delivered"))
+            return
+        }
+        if case .unstorable(let reason, _) = journalAndSchedule(event) {
+            report(.storage("\(event.type.rawValue) event \(event.messageId ?? "(no messageId)") sent from inside a plugin could not be kept: \(reason)"))
+        }
     }
 
     /// An event a library sent back (`ah_host.send_event`): answered now, run through the pipeline
@@ -391,8 +417,13 @@ public final class Analytics: Sendable {
             sentBackState.withLock { $0.pending -= 1 }
             throw error
         }
-        // Journal and schedule under one lock: entries are crossed off in the order they run.
-        return sentBackState.withLock { s -> Timeline.Offer in
+        return journalAndSchedule(event)
+    }
+
+    /// Writes an admitted event (counted in `pending`) to the sent-back journal and schedules it.
+    /// Journal and schedule under one lock: entries are crossed off in the order they run.
+    private func journalAndSchedule(_ event: Event) -> Timeline.Offer {
+        sentBackState.withLock { s -> Timeline.Offer in
             if let refused = sentBackJournal.append(event.serializedBytes) {
                 s.pending -= 1
                 return .unstorable(reason: refused.reason, permanent: refused.permanent)
@@ -445,7 +476,10 @@ public final class Analytics: Sendable {
 
     /// Forgets the user: clears userId and traits, picks a new anonymousId, and resets every
     /// plugin. Source middleware sees the reset first and may stop it.
+    ///
+    /// From inside the pipeline (a plugin's hook) the plugins' reset runs later, as a library's does.
     public func reset() {
+        if PipelineThread.isInside { resetUserNowAndPluginsLater(); return }
         guard timeline.allows(.reset) else { return }
         user.withLock { state in
             state.userId = nil
@@ -475,8 +509,15 @@ public final class Analytics: Sendable {
 
     /// Flushes every plugin and waits (at most `flushTimeout`) until every destination has drained.
     /// Source middleware sees the flush first and may stop it.
+    ///
+    /// From inside the pipeline (a plugin's hook) the flush starts on another thread and this
+    /// returns false at once: waiting there could wait on the caller's own destination.
     @discardableResult
     public func flush() -> Bool {
+        if PipelineThread.isInside {
+            DispatchQueue.global().async { [self] in _ = flush() }
+            return false
+        }
         userWriter.flush()
         guard timeline.allows(.flush) else { return true }
         drainSentBack()
