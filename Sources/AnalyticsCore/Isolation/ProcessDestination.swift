@@ -18,7 +18,8 @@ import Glibc
 /// Accounting, as for every destination: the worker counts an event delivered (handed over) when
 /// it is queued here; one that fails later is counted failed as well (the summary's delivered
 /// column is delivered − failed).
-public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, StopAnnouncing, @unchecked Sendable {
+public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, StopAnnouncing, WholeSettingsDestination,
+    EventTypeSelective, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let info: NativeLibraryInfo
@@ -198,6 +199,12 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         guard info.hooks.contains(.application) else { return }
         enqueue(Item(op: .application, bytes: IsolationWire.applicationItem(event)))
     }
+
+    /// As in-process (`NativeDestination.ignores`): a type without its hook, and nothing but
+    /// filters in this destination's timeline, is skipped at fan-out, not sent to the runner.
+    func ignores(_ type: EventType) -> Bool { !info.handles(type) && timeline.onlyFilters }
+
+    var receivesWholeSettings: Bool { wholeSettings }
 
     func announceStopping() {
         guard started, !announcedStopping else { return }

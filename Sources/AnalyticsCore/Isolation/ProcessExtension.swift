@@ -4,7 +4,7 @@
 /// backoff, the crash limit, the deadline) is the same machinery as a process-isolated
 /// destination's; it simply never receives events at the destination stage. Its plugins run
 /// through ``IsolatedPlugins``.
-public final class ProcessExtension: EventPlugin, ApplicationLifecycle, @unchecked Sendable {
+public final class ProcessExtension: EventPlugin, ApplicationLifecycle, StopsWithProducers, @unchecked Sendable {
     public let type = PluginType.utility
     public let key: String
     /// The runner machinery (settings, reset, flush, lifecycle, application events and shutdown

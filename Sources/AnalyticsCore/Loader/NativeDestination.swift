@@ -8,7 +8,8 @@ import Foundation
 /// Every hook runs on the destination's worker, which is what the ABI's per-instance
 /// serialization rule asks for. The library hears `started` before its first call there, and
 /// `stopping`, `flush`, `destroy` when the worker shuts down.
-public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination, @unchecked Sendable {
+public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination,
+    WholeSettingsDestination, EventTypeSelective, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let integration: NativeIntegration
@@ -48,17 +49,10 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     /// timeline but its filters could see it: fan-out counts it as skipped instead of queueing a call that would
     /// do nothing (an integration declares its hooks; a NULL hook is a no-op by the ABI).
     func ignores(_ type: EventType) -> Bool {
-        let hooks = integration.library.info.hooks
-        let hook: NativeHooks
-        switch type {
-        case .track: hook = .track
-        case .identify: hook = .identify
-        case .screen, .page: hook = .screen
-        case .group: hook = .group
-        case .alias: hook = .alias
-        }
-        return !hooks.contains(hook) && timeline.onlyFilters
+        !integration.library.info.handles(type) && timeline.onlyFilters
     }
+
+    var receivesWholeSettings: Bool { wholeSettings }
 
     public func execute(_ event: Event) -> Event? {
         startIfNeeded()

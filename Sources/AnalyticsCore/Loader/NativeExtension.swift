@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Order at the end: `lifecycle(stopping)`, `flush`, its timeline plugins removed and released,
 /// then `destroy`.
-public final class NativeExtension: EventPlugin, ApplicationLifecycle, @unchecked Sendable {
+public final class NativeExtension: EventPlugin, ApplicationLifecycle, StopsWithProducers, @unchecked Sendable {
     public let type = PluginType.utility
     public let key: String
     public let integration: NativeIntegration

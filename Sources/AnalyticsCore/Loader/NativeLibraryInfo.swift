@@ -21,4 +21,15 @@ public struct NativeLibraryInfo: Sendable, Equatable {
     public var isDestination: Bool { role.contains(.destination) }
     /// Created whatever `integrations` names (unless its entry is `false`), with the whole settings.
     public var wantsWholeSettings: Bool { role.contains(.wholeSettings) }
+
+    /// Whether the library implements the hook for this type of event (a NULL hook is a no-op).
+    func handles(_ type: EventType) -> Bool {
+        switch type {
+        case .track: return hooks.contains(.track)
+        case .identify: return hooks.contains(.identify)
+        case .screen, .page: return hooks.contains(.screen)
+        case .group: return hooks.contains(.group)
+        case .alias: return hooks.contains(.alias)
+        }
+    }
 }

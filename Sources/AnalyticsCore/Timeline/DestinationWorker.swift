@@ -35,6 +35,9 @@ final class DestinationWorker: @unchecked Sendable {
 
     let destination: DestinationPlugin
     let stats = DestinationStats()
+    /// The destination's capabilities that fan-out asks for every event, looked up once.
+    let selective: EventTypeSelective?
+    let receivesWholeSettings: Bool
     private let capacity: Int
     private let overflow: OverflowPolicy
     private let report: @Sendable (AnalyticsError) -> Void
@@ -99,6 +102,8 @@ final class DestinationWorker: @unchecked Sendable {
         self.overflow = overflow
         self.hookTimeout = hookTimeout
         self.abandonableWhileRunning = destination is AbandonableDestination
+        self.selective = destination as? EventTypeSelective
+        self.receivesWholeSettings = (destination as? WholeSettingsDestination)?.receivesWholeSettings ?? false
         self.report = report
         if destination is InlineDestination {
             inline = Locked(false)

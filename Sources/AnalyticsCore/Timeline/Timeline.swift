@@ -39,7 +39,7 @@ public final class Timeline: @unchecked Sendable {
         func recomputeGates() {
             enabled = destinations.map { worker in
                 let key = worker.destination.key
-                if (worker.destination as? NativeDestination)?.wholeSettings == true { return !switchedOffKeys.contains(key) }
+                if worker.receivesWholeSettings { return !switchedOffKeys.contains(key) }
                 return enabledKeys?.contains(key) ?? true
             }
         }
@@ -205,7 +205,7 @@ public final class Timeline: @unchecked Sendable {
                 let key = worker.destination.key
                 let wanted = s.enabled[i] && IntegrationsOption.isEnabled(key, in: options)
                     && (planned?.allows(event: name, destination: key) ?? true)
-                    && !((worker.destination as? NativeDestination)?.ignores(enriched.type) ?? false)
+                    && !(worker.selective?.ignores(enriched.type) ?? false)
                 // A worker stopping under a stale snapshot has left the timeline: as if skipped.
                 if !(wanted && worker.submit(.event(enriched))) {
                     worker.stats._skipped.wrappingAdd(1, ordering: .relaxed)
@@ -266,8 +266,8 @@ public final class Timeline: @unchecked Sendable {
     /// destination itself ignores would have no effect here.
     var onlyFilters: Bool {
         stages.withLock { s in
-            s.before.allSatisfy { $0 is DestinationFilterPlugin } && s.enrichment.allSatisfy { $0 is DestinationFilterPlugin }
-                && s.after.allSatisfy { $0 is DestinationFilterPlugin }
+            s.before.allSatisfy { $0 is KeepsOrDropsOnly } && s.enrichment.allSatisfy { $0 is KeepsOrDropsOnly }
+                && s.after.allSatisfy { $0 is KeepsOrDropsOnly }
         }
     }
 
@@ -383,9 +383,8 @@ public final class Timeline: @unchecked Sendable {
         // Those not through by the deadline are stuck (in a call, or far behind): abandoned
         // below; the others get a fresh `hookTimeout` to stop.
         let responsive = announced.map { $0.wait(timeout: .now() + max(0, deadline - monotonicSeconds())) == .success }
-        // Libraries that are not destinations stop now, while every destination still runs.
-        let extensions = s.utility.filter { $0 is NativeExtension }
-        for plugin in extensions { plugin.shutdown() }
+        // Producers that are not destinations stop now, while every destination still runs.
+        for plugin in s.before + s.enrichment + s.after + s.utility where plugin is StopsWithProducers { plugin.shutdown() }
         settle(false)
 
         fanOut.withLock { $0.draining = true; drainingFlag.store(true, ordering: .releasing) }
@@ -421,7 +420,7 @@ public final class Timeline: @unchecked Sendable {
         let lastDeadline = monotonicSeconds() + timeout
         for worker in last { worker.beginStop() }
         for worker in last where !worker.waitStopped(until: lastDeadline) { ok = false }
-        for plugin in s.before + s.enrichment + s.after + s.utility where !(plugin is NativeExtension) { plugin.shutdown() }
+        for plugin in s.before + s.enrichment + s.after + s.utility where !(plugin is StopsWithProducers) { plugin.shutdown() }
         return ok
     }
 
