@@ -1,4 +1,4 @@
-/// The exit statuses of `analytics-host run`, in one place (see the contract in the README). Each
+/// The exit statuses of `analytics-host run`, in one place (the contract: docs/command-line.md). Each
 /// branch of the host contributes its counts to ``RunOutcome``; ``ExitStatus/of(_:)`` picks the
 /// status by the fixed priority 2, 3, 5, 1, 4: a
 /// server's rejection of accepted events is never hidden behind a rejected input line.

@@ -51,7 +51,7 @@ enum RunCommand {
           --isolate[=KEY,...]  run every loaded library (or those keys) in a child process of its own
                             (analytics-plugin-runner), as the settings' "isolation": "process" does per
                             key: its crash, exit, hang or memory blow-up ends only that process, which
-                            is restarted; events in flight are sent again (see README "Isolation")
+                            is restarted; events in flight are sent again (see docs/isolation.md)
           --isolate-memory BYTES  memory limit of each such library (default 2147483648; 0: none):
                             a memory cgroup of its own where the host may make one (memory really
                             used), else the address-space limit RLIMIT_AS (reservations count)
