@@ -99,6 +99,35 @@ struct LiveCompatibilityTests {
         #expect(queues.count == 1 && queues[0].hasPrefix("second_write_key-"), "its own durable queue: \(queues)")
     }
 
+    /// What a second client accepted while Segment.io could not be reached is on disk: the next
+    /// start, when the bundle opens that write key again, delivers it with the new events.
+    @Test func aSecondClientsQueueSurvivesARestart() throws {
+        let storage = makeTempDirectory("live-second-restart")
+        let bundle = try writeBundle(Self.secondClientBundle)
+        func run(apiHost: String) throws -> LiveClient {
+            try LiveClient.start(storage: storage, options: ["fallbackBundle": .string(bundle)]) {
+                $0.segment.apiHost = apiHost
+                $0.flushInterval = 3600
+                $0.flushTimeout = 1
+            }
+        }
+        let offline = try run(apiHost: "http://127.0.0.1:\(try refusedPort())/v1")
+        #expect(offline.observer.waitFor("compat: added true"))
+        offline.analytics.shutdown()
+
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let online = try run(apiHost: server.baseURL + "/v1")
+        #expect(eventually(timeout: 20) {
+            server.requests.compactMap { parseObject($0.body)?["batch"]?.arrayValue }.flatMap { $0 }.count >= 4
+        }, "the first run's two events and the second run's two")
+        online.analytics.shutdown()
+        let events = server.requests.compactMap { parseObject($0.body)?["batch"]?.arrayValue }.flatMap { $0 }
+        #expect(events.filter { $0["event"] == "signedUp" }.count == 2 && events.filter { $0["event"] == "checkedOut" }.count == 2)
+        #expect(Set(events.compactMap { $0["messageId"]?.stringValue }).count == 4, "four distinct events, none twice")
+        #expect(try server.requests.map(ReceivedBatch.init).allSatisfy { $0.writeKey == "second_write_key" })
+    }
+
     /// A second client's user is its own; identify on it is not the host's.
     @Test func aSecondClientHasItsOwnUser() throws {
         let server = try LoopbackHTTPServer()
