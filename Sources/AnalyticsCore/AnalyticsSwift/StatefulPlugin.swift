@@ -4,7 +4,7 @@ import Glibc
 //
 // A plugin is shared between threads (events arrive from every caller), so Swift 6 wants it
 // `Sendable`, and a class with a `var` is not. Two ways that need neither `@unchecked Sendable`
-// nor a lock of your own (both in the README and the tests):
+// nor a lock of your own (both in docs/analytics-swift.md and the tests):
 //
 // 1. A plain class with plain `var`s that adopts `SerialPlugin` (or `SerialDestinationPlugin`),
 //    added with `add(plugin:)` as usual. The client wraps it in `Serialized`, which runs its hooks

@@ -29,6 +29,8 @@ public final class Analytics: Sendable {
     public let signals: Signals?
     /// Plugins for destinations' own timelines, by destination key (libraries add them, ABI 1.2).
     let scopedPlugins = ScopedPlugins()
+    /// Errors loaded libraries logged and their plugins' failed calls, for a summary at the end.
+    package let libraryProblems = LibraryProblems()
     /// Events libraries sent back, run through the pipeline in order off the sender's thread.
     private let sentBack = DispatchQueue(label: "analytics-host.sent-back")
     private let sentBackKey = DispatchSpecificKey<Bool>()
@@ -52,6 +54,8 @@ public final class Analytics: Sendable {
     let compatibility = ClientCompatibilityState()
     /// The job-control signal watcher, when `applicationEventsFromJobControl` is on.
     let jobControl = Locked<JobControlWatcher?>(nil)
+    /// Clients libraries opened for other write keys (`AH_EXT_CLIENTS`), stopped after them.
+    let secondClients = SecondClients()
 
     /// Starts a client and fails if it cannot keep what it accepts: the storage directory cannot
     /// be created or written, or the Segment.io upload queue cannot be opened (another process
@@ -542,10 +546,12 @@ public final class Analytics: Sendable {
             drainSentBack()
         }
         sentBackJournal.close()
+        // After the libraries stopped: what they sent through a second client goes out too.
+        let secondStopped = secondClients.shutdown()
         persistUser()
         userWriter.flush()
         removeMemoryStorage()
-        return stoppedInTime
+        return stoppedInTime && secondStopped
     }
 
     // MARK: Lifecycle

@@ -70,7 +70,7 @@ public struct Event: Sendable {
         get { payload["context"]?.objectValue ?? [:] }
         set { payload["context"] = .object(newValue) }
     }
-    /// The per-call `integrations` option (REFERENCE §2).
+    /// The per-call `integrations` option (rules: docs/settings-and-filters.md).
     public var integrations: JSONObject {
         get { payload["integrations"]?.objectValue ?? [:] }
         set { payload["integrations"] = .object(newValue) }

@@ -12,6 +12,7 @@ enum HostExtensions {
         case AH_EXT_TIMELINE: return services.timeline == nil ? nil : UnsafeRawPointer(timeline)
         case AH_EXT_CLIENT: return services.client == nil ? nil : UnsafeRawPointer(client)
         case AH_EXT_HTTP: return services.http == nil ? nil : UnsafeRawPointer(http)
+        case AH_EXT_CLIENTS: return services.clients == nil ? nil : UnsafeRawPointer(HostClientsTable.table)
         default: return nil
         }
     }
@@ -118,6 +119,38 @@ private func httpGet(_ ctx: UnsafeMutableRawPointer?, _ url: UnsafePointer<CChar
     }
     let text = String(decoding: UnsafeRawBufferPointer(start: url, count: max(0, urlLength)), as: UTF8.self)
     let timeout = timeoutMs == 0 ? 15 : Double(timeoutMs) / 1000
+    if let stream = http.stream {
+        // The body goes to the sink as it arrives: the library's size cap stops the transfer.
+        let write = sink.pointee.write
+        let sinkContext = sink.pointee.ctx
+        let (outcome, stopped) = stream(text, timeout) { piece in
+            piece.withUnsafeBufferPointer { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let n = min(sinkChunk, bytes.count - offset)
+                    let status = UnsafeRawPointer(bytes.baseAddress! + offset).withMemoryRebound(to: CChar.self, capacity: n) { write(sinkContext, $0, n) }
+                    if status != ah_status(AH_OK) { return false }
+                    offset += n
+                }
+                return true
+            }
+        }
+        switch outcome {
+        case .malformedURL(let why):
+            HostExtensions.write(why, into: err, capacity: errCap)
+            return ah_status(AH_ERR_PERMANENT)
+        case .failed(let why):
+            HostExtensions.write(why, into: err, capacity: errCap)
+            return ah_status(AH_ERR_RETRYABLE)
+        case .response(let status, _):
+            statusCode.pointee = Int32(clamping: status)
+            if stopped {
+                HostExtensions.write("the sink stopped the transfer of \(text) (HTTP \(status))", into: err, capacity: errCap)
+                return ah_status(AH_ERR_PERMANENT)
+            }
+            return ah_status(AH_OK)
+        }
+    }
     switch http.get(text, timeout) {
     case .malformedURL(let why):
         HostExtensions.write(why, into: err, capacity: errCap)

@@ -78,6 +78,11 @@ extension HostServices {
         }
 
         public var get: @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome
+        /// The same GET with the body handed to `receive` as it arrives (on the calling thread),
+        /// cancelled when `receive` returns false: `.response` then carries the pieces taken so far
+        /// and `stopped` is true. Nil: `get` serves, the whole body at once.
+        public var stream: (@Sendable (_ url: String, _ timeoutSeconds: Double, _ receive: ([UInt8]) -> Bool)
+                              -> (outcome: Outcome, stopped: Bool))?
 
         public init(get: @escaping @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome) { self.get = get }
 
@@ -95,7 +100,32 @@ extension HostServices {
             }
         }
 
-        /// One client for every library of the process (connections are reused).
-        static let shared = HostServices.HTTP.using(HTTPClient())
+        /// Streaming GETs (``StreamingGet``: the body as it arrives; redirects never leave https,
+        /// plain http only to this machine), and `get` on top of them. Only http and https URLs.
+        public static func streaming() -> HostServices.HTTP {
+            let stream: @Sendable (String, Double, ([UInt8]) -> Bool) -> (outcome: Outcome, stopped: Bool) = { text, timeout, receive in
+                guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                      let host = url.host, !host.isEmpty else {
+                    return (.malformedURL("\"\(text)\" is not an http or https URL"), false)
+                }
+                switch StreamingGet.run(url, timeout: timeout, receive: receive) {
+                case .completed(let status): return (.response(status: status, body: []), false)
+                case .stopped(let status): return (.response(status: status, body: []), true)
+                case .refused(let why): return (.malformedURL(why), false)
+                case .failed(let why): return (.failed(why), false)
+                }
+            }
+            var service = HostServices.HTTP { text, timeout in
+                var body: [UInt8] = []
+                let (outcome, _) = stream(text, timeout) { body += $0; return true }
+                if case .response(let status, _) = outcome { return .response(status: status, body: body) }
+                return outcome
+            }
+            service.stream = stream
+            return service
+        }
+
+        /// One service for every library of the process.
+        static let shared = HostServices.HTTP.streaming()
     }
 }

@@ -127,6 +127,7 @@ package final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
     /// plugin that fails on every event cannot flood the error handler.
     private func failed(_ event: Event, _ message: String) -> Event? {
         let count = errorCount.wrappingAdd(1, ordering: .relaxed).newValue
+        client.value?.libraryProblems.pluginFailed(plugin: name, owner: ownerKey, failClosed: failClosed)
         if count <= Self.reportedOneByOne || count % 1000 == 0 {
             var text = message + (failClosed ? "; event dropped (fail-closed)" : "; event passed on unchanged")
             if count > Self.reportedOneByOne { text += " (\(count) failures so far; further ones are reported one in 1000)" }
