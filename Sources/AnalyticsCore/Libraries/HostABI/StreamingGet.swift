@@ -27,16 +27,20 @@ final class StreamingGet: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     private var status = 0
     private var finished: String??
     private var refusal: String?
+    /// The time limit, for the report (as `HTTPClient` words it).
+    private let seconds: TimeInterval
+
+    private init(seconds: TimeInterval) { self.seconds = seconds }
 
     /// Blocks until the transfer ends; `receive` gets the body in order and returns false to stop.
     static func run(_ url: URL, timeout: Double, receive: ([UInt8]) -> Bool) -> Outcome {
-        let get = StreamingGet()
+        let seconds = TimeInterval(max(1, timeout.rounded(.up)))
+        let get = StreamingGet(seconds: seconds)
         let config = URLSessionConfiguration.ephemeral
         config.urlCache = nil
         config.httpCookieStorage = nil
         config.httpShouldSetCookies = false
         config.requestCachePolicy = .reloadIgnoringLocalCacheData
-        let seconds = TimeInterval(max(1, timeout.rounded(.up)))
         config.timeoutIntervalForRequest = seconds
         config.timeoutIntervalForResource = seconds
         let session = URLSession(configuration: config, delegate: get, delegateQueue: nil)
@@ -107,7 +111,7 @@ final class StreamingGet: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         condition.lock()
         if let error = error as? URLError, error.code == .timedOut {
-            finished = .some("no complete response within the time limit")
+            finished = .some("no complete response within \(seconds) s")
         } else {
             finished = .some(error.map { $0.localizedDescription })
         }
