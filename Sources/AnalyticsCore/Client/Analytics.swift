@@ -15,9 +15,9 @@ public final class Analytics: Sendable {
     private let settingsSource: SettingsSource?
     private let refresher = Locked<SettingsRefresher?>(nil)
     /// Libraries loaded from `pluginsDirectory`, and those refused (each with file and reason).
-    public let pluginScan: PluginLoader.ScanResult
+    package let pluginScan: PluginLoader.ScanResult
     /// Libraries of `pluginsDirectory` that run in process mode (never opened in this process).
-    public let isolatedLibraries: [NativeLibraryInfo]
+    package let isolatedLibraries: [NativeLibraryInfo]
     /// Factories: the configured ones, then one per loaded library.
     private let factories: [IntegrationFactory]
     /// Plugins (destinations, and libraries that are not destinations) made from factories, by key.

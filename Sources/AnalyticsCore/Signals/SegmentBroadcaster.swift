@@ -10,7 +10,7 @@ public final class SegmentBroadcaster: SignalBroadcaster {
         /// `signals.segment.io/v1` (https assumed) or a full base such as `http://127.0.0.1:9/v1`.
         public var apiHost = "signals.segment.io/v1"
         public var maxAttempts = 5
-        public var sleeper: RetrySleeper?
+        package var sleeper: RetrySleeper?
         public init() {}
     }
 
@@ -27,7 +27,7 @@ public final class SegmentBroadcaster: SignalBroadcaster {
 
     public init(options: Options = Options()) { self.options = options }
 
-    public var counts: SignalBatchSender.Counters { state.withLock { $0.sender }?.counts ?? .init() }
+    package var counts: SignalBatchSender.Counters { state.withLock { $0.sender }?.counts ?? .init() }
 
     public func attach(_ environment: SignalBroadcastEnvironment) {
         guard environment.debugMode else {

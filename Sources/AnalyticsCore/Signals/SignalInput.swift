@@ -5,7 +5,7 @@
 /// `body`, `status`, `ok`, `contentType`) and the earlier one (`{action, screen}`,
 /// `{component, title, data}`, network with `statusCode`, `data`). An earlier-shape signal gets
 /// today's members added (its own stay, so generators written for either shape read it).
-public struct SignalInput: RawSignal, Equatable {
+package struct SignalInput: RawSignal, Equatable {
     public var signalType: SignalType
     public var signalData: JSONObject
     /// Kept when given (replaying a recorded session); the host's clock otherwise.

@@ -3,7 +3,7 @@
 /// (`action`, `component` and `target.component`, and `type` of instrumentation signals) that
 /// say what happened
 /// without saying to whom. Keys, booleans and nulls stay, so a debugger still shows the structure.
-public enum SignalObfuscation {
+package enum SignalObfuscation {
     public static let mask = "***"
 
     public static func obfuscate(_ signal: Signal) -> Signal {

@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 import LoopbackHTTP
@@ -46,7 +47,7 @@ struct LiveCompatibilityTests {
             if mode == .process {
                 $0.isolation.byKey["LivePlugins"] = .process
                 $0.isolation.scanCacheFile = ""
-                if RunnerCgroup.unavailableReason != nil { $0.isolation.memoryLimitBytes = 0 }
+                if IsolatedCgroup.unavailableReason != nil { $0.isolation.memoryLimitBytes = 0 }
             }
             configure(&$0)
         }

@@ -14,7 +14,7 @@ enum HostClientsTable {
 }
 
 private func clients(_ ctx: UnsafeMutableRawPointer?, _ name: StaticString) -> NativeClientsService? {
-    HostServicesTable.from(ctx, name)?.services.clients
+    HostTable.from(ctx, name)?.services.clients
 }
 
 private func clientsOpen(_ ctx: UnsafeMutableRawPointer?, _ key: UnsafePointer<CChar>?, _ keyLength: Int,
@@ -42,15 +42,15 @@ private func clientsSend(_ ctx: UnsafeMutableRawPointer?, _ id: UInt64, _ json: 
 }
 
 private func clientsUserId(_ ctx: UnsafeMutableRawPointer?, _ id: UInt64, _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int) -> Int64 {
-    HostServicesTable.copy(clients(ctx, "clients.user_id")?.userId(id), into: buf, capacity: cap)
+    HostTable.copy(clients(ctx, "clients.user_id")?.userId(id), into: buf, capacity: cap)
 }
 
 private func clientsAnonymousId(_ ctx: UnsafeMutableRawPointer?, _ id: UInt64, _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int) -> Int64 {
-    HostServicesTable.copy(clients(ctx, "clients.anonymous_id")?.anonymousId(id), into: buf, capacity: cap)
+    HostTable.copy(clients(ctx, "clients.anonymous_id")?.anonymousId(id), into: buf, capacity: cap)
 }
 
 private func clientsTraits(_ ctx: UnsafeMutableRawPointer?, _ id: UInt64, _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int) -> Int64 {
-    HostServicesTable.copy(clients(ctx, "clients.traits")?.traits(id)?.serialized(), into: buf, capacity: cap)
+    HostTable.copy(clients(ctx, "clients.traits")?.traits(id)?.serialized(), into: buf, capacity: cap)
 }
 
 private func clientsReset(_ ctx: UnsafeMutableRawPointer?, _ id: UInt64) -> ah_status {

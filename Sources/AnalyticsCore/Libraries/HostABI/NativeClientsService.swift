@@ -3,7 +3,7 @@ import Dispatch
 /// What `AH_EXT_CLIENTS` offers an instance (second clients for other write keys), as Swift
 /// closures, every one [any thread] and none calling into a library. In process mode the runner
 /// forwards each over the wire to the host's.
-public struct NativeClientsService: Sendable {
+package struct NativeClientsService: Sendable {
     /// The id of the client for a write key (made on first use), or why not.
     public var open: @Sendable (String) -> Result<UInt64, NativeClientsError>
     /// An event (JSON object text) into client `id`'s pipeline.
@@ -19,7 +19,7 @@ public struct NativeClientsService: Sendable {
 
 /// Why a second client was not opened: `retryable` when it may work later (the host is
 /// stopping, its storage cannot be opened now).
-public struct NativeClientsError: Error, Sendable {
+package struct NativeClientsError: Error, Sendable {
     public var message: String
     public var retryable: Bool
 }
