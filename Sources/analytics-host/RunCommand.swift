@@ -84,8 +84,8 @@ enum RunCommand {
         if !settingsFile.problems.isEmpty {
             let allowed = opts.has("--allow-invalid-settings")
             for p in settingsFile.problems {
-                let text = "analytics-host: \(allowed ? "warning: " : "")settings \(settingsPath): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)\n"
-                FileHandle.standardError.write(Data(text.utf8))
+                let text = "\(allowed ? "warning: " : "")settings \(settingsPath): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)"
+                FileHandle.standardError.write(Data("analytics-host: \(TerminalText.escaped(text))\n".utf8))
             }
             if !allowed {
                 let n = settingsFile.problems.count
