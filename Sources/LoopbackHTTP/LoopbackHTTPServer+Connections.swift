@@ -21,12 +21,16 @@ extension LoopbackHTTPServer {
 
     /// Accepts until the server stops. Running out of descriptors, buffers or memory (EMFILE,
     /// ENFILE, ENOBUFS, ENOMEM) does not end the loop: it backs off (10 ms doubling to 1 s) and
-    /// tries again — the connection waits in the listen backlog meanwhile — and says so once per
-    /// episode, and once more when accepting works again.
+    /// tries again — the connection waits in the listen backlog meanwhile. It says so once (then
+    /// at most once a minute, with the count: near the limit, accepting flaps between failing and
+    /// working), and once when accepting works again after a logged failure.
     func acceptLoop() {
         defer { threadEnded() }
         var backoff = 0.0
         var failures = 0
+        var unlogged = 0
+        var lastLog: Double?
+        var recoveryPending = false
         while true {
             let fd = accept(listenFD, nil, nil)
             if fd < 0 {
@@ -41,9 +45,15 @@ extension LoopbackHTTPServer {
                     return
                 }
                 failures += 1
-                if failures == 1 {
-                    options.log?("accept() failed: \(String(cString: strerror(e))); backing off and retrying "
-                                 + "(connections wait in the backlog; this is logged once)")
+                unlogged += 1
+                let now = monotonicSeconds()
+                if lastLog == nil || now - lastLog! >= 60 {
+                    let again = lastLog == nil ? "" : " (\(unlogged) failures since the last report)"
+                    options.log?("accept() failed: \(String(cString: strerror(e)))\(again); backing off and retrying "
+                                 + "(connections wait in the backlog; reported at most once a minute)")
+                    lastLog = now
+                    unlogged = 0
+                    recoveryPending = true
                 }
                 backoff = min(1, max(0.01, backoff * 2))
                 condition.lock()
@@ -51,8 +61,9 @@ extension LoopbackHTTPServer {
                 condition.unlock()
                 continue
             }
-            if failures > 0 {
+            if recoveryPending {
                 options.log?("accept() works again after \(failures) failed attempt\(failures == 1 ? "" : "s")")
+                recoveryPending = false
                 failures = 0
             }
             backoff = 0
