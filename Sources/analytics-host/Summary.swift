@@ -82,6 +82,23 @@ enum Summary {
         return out
     }
 
+    /// What libraries reported going wrong (errors they logged, plugins whose calls failed), one
+    /// line each; nil when nothing was. Each counts for exit status 3.
+    static func libraryProblems(_ problems: LibraryProblems) -> String? {
+        var lines: [String] = []
+        for p in problems.pluginFailures {
+            let outcome = p.failClosed ? "dropped (fail-closed)" : "passed on unchanged"
+            lines.append("plugin \(TerminalText.escaped(p.plugin)) (from \(TerminalText.escaped(p.owner))) failed on \(p.count) "
+                         + "event\(p.count == 1 ? "" : "s"), \(outcome)")
+        }
+        for l in problems.logged {
+            lines.append("\(TerminalText.escaped(l.key)) logged \(l.count) error\(l.count == 1 ? "" : "s"), the first: "
+                         + TerminalText.escaped(l.first))
+        }
+        guard !lines.isEmpty else { return nil }
+        return "problems reported by libraries (exit status 3):\n" + lines.map { "  " + $0 }.joined(separator: "\n")
+    }
+
     /// One line about signals for `run --signals`.
     static func signals(_ s: SignalsStats, fromFile: Int, rejected: Int) -> String {
         var out = "signals: \(s.emitted) emitted (\(fromFile) from the signals file, \(rejected) rejected; "
