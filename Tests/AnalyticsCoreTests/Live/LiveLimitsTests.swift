@@ -38,13 +38,16 @@ struct LiveLimitsTests {
         #expect(client.analytics.flush())
         let hoarded = client["Amplitude"].events.compactMap { $0.properties["hoarded"]?.doubleValue }
         #expect(client["Amplitude"].events.count == 12, "every event goes on")
-        #expect(hoarded == [1, 2, 3] || hoarded == [1, 2], "unloaded after the call that passed 64 MiB: \(hoarded)")
+        // JavaScriptCore counts a typed array's storage twice (64 MiB per call here), a plain
+        // array's once: the call that passes 64 MiB is the first, second or third.
+        #expect((1...3).contains(hoarded.count) && hoarded == (1...max(1, hoarded.count)).map(Double.init),
+                "unloaded right after the call that passed 64 MiB: \(hoarded)")
         let line = try #require(client.observer.logLines.first { $0.contains("bytes of JavaScript heap, over the 67108864-byte bound") },
                                 "\(client.observer.logLines)")
         let bytes = try #require(line.split(separator: " ").lazy.compactMap { Int($0) }.first)
-        // JavaScriptCore's own count (typed arrays' storage included) is what is compared; it was
-        // 1.65 GB when the heap was measured once a second.
-        #expect(bytes > 64 << 20 && bytes < 160 << 20, "measured right after the call that passed the bound: \(line)")
+        // Measured right after the call that passed the bound: at most one call's count over it
+        // (it reached 1.65 GB when the heap was measured once a second).
+        #expect(bytes > 64 << 20 && bytes < 192 << 20, "measured right after the call that passed the bound: \(line)")
         #expect(line.contains("it is unloaded, its plugins leave the timelines and events go on unchanged"))
     }
 
