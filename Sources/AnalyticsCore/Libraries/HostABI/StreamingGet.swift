@@ -27,6 +27,7 @@ final class StreamingGet: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     private var status = 0
     private var finished: String??
     private var refusal: String?
+    private var timedOut = false
 
     /// Blocks until the transfer ends; `receive` gets the body in order and returns false to stop.
     static func run(_ url: URL, timeout: Double, receive: ([UInt8]) -> Bool) -> Outcome {
@@ -68,7 +69,8 @@ final class StreamingGet: NSObject, URLSessionDataDelegate, @unchecked Sendable 
                 continue
             }
             if let refusal { return .refused(refusal) }
-            if case .some(.some(let error)) = finished { return .failed("\(url): \(error)") }
+            if timedOut { return .failed(HTTPClientError.timedOut(url: url, after: timeout).description) }
+            if case .some(.some(let error)) = finished { return .failed(HTTPClientError.network(url: url, reason: error).description) }
             return .completed(status: status)
         }
     }
@@ -106,11 +108,8 @@ final class StreamingGet: NSObject, URLSessionDataDelegate, @unchecked Sendable 
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         condition.lock()
-        if let error = error as? URLError, error.code == .timedOut {
-            finished = .some("no complete response within the time limit")
-        } else {
-            finished = .some(error.map { $0.localizedDescription })
-        }
+        timedOut = (error as? URLError)?.code == .timedOut
+        finished = .some(error.map { $0.localizedDescription })
         condition.broadcast()
         condition.unlock()
     }
