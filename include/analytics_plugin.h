@@ -36,20 +36,7 @@
  *     `size` (see AH_HAS_FIELD); a field outside `size` counts as NULL / zero.
  *   - Optional hooks may be NULL: the host then treats the call as a successful no-op.
  *
- * Minor version history (major 1):
- *   1.0  entry function, ah_integration, ah_hooks (event hooks, reset, flush, update, destroy),
- *        ah_host (log, send_event, user_id, anonymous_id).
- *   1.1  ah_hooks.lifecycle (AH_LIFECYCLE_STARTED / AH_LIFECYCLE_STOPPING).
- *        A 1.0 library simply has a shorter ah_hooks; the host never calls `lifecycle` on it.
- *   1.2  Capability tables looked up by a versioned string id, in both directions:
- *        ah_integration.get_extension (what a library offers, e.g. AH_EXT_ROLE) and
- *        ah_host.get_extension (what the host offers: AH_EXT_TIMELINE, AH_EXT_CLIENT,
- *        AH_EXT_HTTP, AH_EXT_SIGNALS). The core structs grow by these two pointers only;
- *        everything new is a table behind an id, and a table's id carries its own generation
- *        ("…/1").
- *        A 1.0/1.1 library has no get_extension: it is a destination, exactly as before.
- *        Library tables added since, each behind its own id (no core struct changed):
- *        AH_EXT_APPLICATION (application events: launch, background, terminate, push, openURL).
+ * Minor version history (what each 1.x added): docs/c-abi.md in the analytics-host repository.
  */
 #ifndef ANALYTICS_PLUGIN_H
 #define ANALYTICS_PLUGIN_H
@@ -214,7 +201,7 @@ typedef struct ah_host {
     const void *AH_NULLABLE (*AH_NONNULL get_extension)(void *AH_NULLABLE ctx,
                                                         const char *AH_NONNULL id);
 
-    /* New fields are appended here (see the minor version history). */
+    /* New fields are appended here (and listed in docs/c-abi.md). */
 } ah_host;
 
 /* ---------------------------------------------------------------------------------------------
@@ -285,7 +272,7 @@ typedef struct ah_hooks {
     ah_status (*AH_NULLABLE lifecycle)(ah_instance *AH_NONNULL self, int32_t phase,
                                        char *AH_NONNULL err, size_t err_cap);
 
-    /* New hooks are appended here (see the minor version history). */
+    /* New hooks are appended here (and listed in docs/c-abi.md). */
 } ah_hooks;
 
 /* ---------------------------------------------------------------------------------------------
@@ -345,7 +332,7 @@ typedef struct ah_integration {
      * [any thread] Cheap and free of side effects: the host may call it just to list libraries. */
     const void *AH_NULLABLE (*AH_NULLABLE get_extension)(const char *AH_NONNULL id);
 
-    /* New fields are appended here (see the minor version history). */
+    /* New fields are appended here (and listed in docs/c-abi.md). */
 } ah_integration;
 
 /* ---------------------------------------------------------------------------------------------

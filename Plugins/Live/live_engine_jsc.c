@@ -44,7 +44,7 @@ extern int jsc_options_set_boolean(const char *option, int value);
  * so every Swift concurrency thread) then never stops, and the signalling thread waits forever
  * (measured here: a hang, or a crash). Polling traps make the code itself check at loop edges
  * and calls: no signals. Options must be set before the first VM exists (in a process where
- * something else started JavaScriptCore first, this may come too late: said in the README). */
+ * something else started JavaScriptCore first, this may come too late: said in docs/liveplugins.md). */
 static pthread_once_t options_once = PTHREAD_ONCE_INIT;
 static void set_options(void) { jsc_options_set_boolean("usePollingTraps", 1); }
 

@@ -1,6 +1,7 @@
-/// The exit statuses of `analytics-host run`, in one place (see the contract in the README). Each
+/// The exit statuses of `analytics-host run`, in one place (the contract: docs/command-line.md). Each
 /// branch of the host contributes its counts to ``RunOutcome``; ``ExitStatus/of(_:)`` picks the
-/// status by the fixed priority 2, 3, 1, 5, 4.
+/// status by the fixed priority 2, 3, 5, 1, 4: a
+/// server's rejection of accepted events is never hidden behind a rejected input line.
 enum ExitStatus: Int32, CaseIterable {
     /// Every line accepted and every event delivered (or handed to its destination).
     case success = 0
@@ -18,7 +19,7 @@ enum ExitStatus: Int32, CaseIterable {
     case rejectedForGood = 5
 
     /// When several apply, the first of this order is reported.
-    static let priority: [ExitStatus] = [.unusable, .pluginProblem, .linesRejected, .rejectedForGood, .stillQueued]
+    static let priority: [ExitStatus] = [.unusable, .pluginProblem, .rejectedForGood, .linesRejected, .stillQueued]
 
     /// What a run ended with, as counts.
     struct RunOutcome {
@@ -48,7 +49,7 @@ enum ExitStatus: Int32, CaseIterable {
 
     /// The help text's table.
     static let help = """
-        Exit status (the first that applies, in the order 2, 3, 1, 5, 4):
+        Exit status (the first that applies, in the order 2, 3, 5, 1, 4):
           0  every line accepted and every event delivered (or handed to its destination)
           1  some input lines rejected (each is reported with its line number)
           2  usage error, unreadable settings or input, unusable storage (locked by another process,

@@ -44,14 +44,15 @@ enum RunCommand {
                             stop; while running: while reading waits for its queue; default 10); one
                             whose call has not returned by then is abandoned: its undelivered events
                             are counted and reported, exit status 4
-          --live-plugins FILE  JavaScript bundle for LivePlugins (libliveplugins.so in --plugins)
+          --live-plugins FILE  JavaScript bundle for LivePlugins (libliveplugins.so in --plugins, else
+                            exit 2; a bundle that does not load is reported, exit 3)
                             to run on first start, offline, or when the settings' edgeFunction
                             bundle cannot be downloaded
           --allow-insecure-plugins  load libraries even if group/others may write them
           --isolate[=KEY,...]  run every loaded library (or those keys) in a child process of its own
                             (analytics-plugin-runner), as the settings' "isolation": "process" does per
                             key: its crash, exit, hang or memory blow-up ends only that process, which
-                            is restarted; events in flight are sent again (see README "Isolation")
+                            is restarted; events in flight are sent again (see docs/isolation.md)
           --isolate-memory BYTES  memory limit of each such library (default 2147483648; 0: none):
                             a memory cgroup of its own where the host may make one (memory really
                             used), else the address-space limit RLIMIT_AS (reservations count)

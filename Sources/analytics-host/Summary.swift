@@ -69,6 +69,13 @@ enum Summary {
             out += "\nSegment.io: \(queued) event\(queued == 1 ? "" : "s") kept on disk in \(segment.queueDirectory), sent on the next run"
             if let drainTimeout { out += " (not uploaded within the drain time of \(drainTimeout) s)" }
         }
+        let refused = segment.refusedByServer
+        for (event, reason) in refused {
+            out += "\nSegment.io: the server refused event \(TerminalText.escaped(event)): \(TerminalText.escaped(reason))"
+        }
+        if segment.rejectedEvents > refused.count && !refused.isEmpty {
+            out += "\nSegment.io: … and \(segment.rejectedEvents - refused.count) more event(s) rejected (reported above)"
+        }
         if let problem = segment.lastUploadProblem {
             out += "\nSegment.io: last failed upload: \(problem)"
         }
