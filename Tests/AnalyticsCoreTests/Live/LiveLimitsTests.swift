@@ -189,6 +189,18 @@ struct LiveLimitsTests {
         #expect(!client.observer.contains("loaded bundle version 1"))
     }
 
+    /// A redirect that stays on this machine over plain http is followed (as one to https would be).
+    @Test func aRedirectOnThisMachineIsFollowed() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(.status(302, headers: [("Location", server.baseURL + "/moved.js")]), path: "/bundle.js")
+        server.enqueue(.status(200, body: LivePluginsTests.versioned(1)), path: "/moved.js")
+        let client = try LiveClient.start(settings: ["edgeFunction": ["version": 1, "downloadURL": .string(server.baseURL + "/bundle.js")]])
+        defer { client.analytics.shutdown() }
+        #expect(client.observer.waitFor("loaded bundle version 1"), "\(client.observer.logLines)")
+        #expect(server.requests.map(\.path) == ["/bundle.js", "/moved.js"])
+    }
+
     /// The size cap holds while the bytes arrive: a server announcing 64 MiB that sends 2 MiB and
     /// then stalls is cut off at the cap (1 MiB here) at once, not after the time limit.
     @Test func theSizeCapStopsADownloadWhileItArrives() throws {
