@@ -117,6 +117,20 @@ struct LiveLimitsTests {
         #expect(out.isEmpty, "no event was read")
     }
 
+    /// A LivePlugins library that is there but refused (here: not a shared object) is reported as
+    /// such (exit 3), not as a missing one.
+    @Test func aRefusedLivePluginsLibraryIsNotCalledMissing() throws {
+        let dir = makeTempDirectory("live-refused")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let setup = try Self.runSetup(dir, live: false)
+        try "not a library".write(toFile: setup.plugins + "/libliveplugins.so", atomically: true, encoding: .utf8)
+        let bundle = try writeBundle("analytics.add(new LivePlugin(LivePluginType.enrichment, null))")
+        let result = try Self.run(dir, setup, bundle: bundle)
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.contains("libliveplugins.so"), "\(result.stderr)")
+        #expect(!result.stderr.contains("needs the LivePlugins library"), "\(result.stderr)")
+    }
+
     /// A bundle that does not load: the run goes on (events pass unchanged), names the problem in
     /// its summary, and exits 3, in-process and in process mode alike.
     @Test(arguments: [false, true]) func aBundleThatFailsToLoadEndsTheRunWithExitThree(isolated: Bool) throws {
