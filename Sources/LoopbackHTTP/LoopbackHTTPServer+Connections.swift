@@ -21,12 +21,15 @@ extension LoopbackHTTPServer {
 
     /// Accepts until the server stops. Running out of descriptors, buffers or memory (EMFILE,
     /// ENFILE, ENOBUFS, ENOMEM) does not end the loop: it backs off (10 ms doubling to 1 s) and
-    /// tries again — the connection waits in the listen backlog meanwhile — and says so once per
-    /// episode, and once more when accepting works again.
+    /// tries again — the connection waits in the listen backlog meanwhile — and says so once a
+    /// minute at most (a receiver at its descriptor limit flips between failing and working with
+    /// every connection that closes), and once more when accepting works again.
     func acceptLoop() {
         defer { threadEnded() }
         var backoff = 0.0
         var failures = 0
+        var lastLogged = -Double.infinity
+        var episodeLogged = false
         while true {
             let fd = accept(listenFD, nil, nil)
             if fd < 0 {
@@ -41,9 +44,11 @@ extension LoopbackHTTPServer {
                     return
                 }
                 failures += 1
-                if failures == 1 {
+                if failures == 1, Self.monotonicNow() - lastLogged >= 60 {
+                    lastLogged = Self.monotonicNow()
+                    episodeLogged = true
                     options.log?("accept() failed: \(String(cString: strerror(e))); backing off and retrying "
-                                 + "(connections wait in the backlog; this is logged once)")
+                                 + "(connections wait in the backlog; logged once a minute at most)")
                 }
                 backoff = min(1, max(0.01, backoff * 2))
                 condition.lock()
@@ -52,8 +57,11 @@ extension LoopbackHTTPServer {
                 continue
             }
             if failures > 0 {
-                options.log?("accept() works again after \(failures) failed attempt\(failures == 1 ? "" : "s")")
+                if episodeLogged {
+                    options.log?("accept() works again after \(failures) failed attempt\(failures == 1 ? "" : "s")")
+                }
                 failures = 0
+                episodeLogged = false
             }
             backoff = 0
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // child processes started by tests must not inherit it
@@ -214,5 +222,13 @@ extension LoopbackHTTPServer {
             return (script.remove(at: i).response, reserved)
         }
         return (fallback, reserved)
+    }
+}
+
+extension LoopbackHTTPServer {
+    static func monotonicNow() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }

@@ -86,7 +86,7 @@ import Testing
         #expect(event["type"] == "track" && event["event"] == "Segment Signal Generated")
         #expect(event["properties"]?["type"] == "interaction" && event["properties"]?["index"] == 0)
         // Obfuscated by default: what happened stays, what was typed does not.
-        #expect(event["properties"]?["data"] == ["component": "button", "title": "***", "data": ["sku": "***", "qty": 0]])
+        #expect(event["properties"]?["data"] == ["target": ["component": "button", "title": "***", "data": ["sku": "***", "qty": 0]]])
     }
 
     @Test func segmentBroadcasterCanSendRealValues() throws {
@@ -100,7 +100,7 @@ import Testing
         #expect(signals.flush(timeout: 10))
         signals.shutdown()
         let body = try #require(server.requests.first.flatMap { parseObject($0.body) })
-        #expect(body["batch"]?[0]?["properties"]?["data"] == ["action": "entering", "screen": "Home"])
+        #expect(body["batch"]?[0]?["properties"]?["data"] == ["action": "entering", "screen": "Home", "currentScreen": "Home"])
     }
 
     @Test func debugBroadcasterWritesEachSignalToTheLog() throws {

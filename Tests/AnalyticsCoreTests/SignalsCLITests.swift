@@ -52,6 +52,37 @@ import Testing
         #expect(written.contains("Add To Cart"))
     }
 
+    /// analytics-swift-live 3.x's shapes in `--signals` are accepted as they are, and a bad one is
+    /// named by its field; an earlier-shape line gets today's members added.
+    @Test func todaysSignalShapesAreAccepted() throws {
+        let server = try LoopbackHTTPServer()
+        let dir = makeTempDirectory("cli-signals-3x")
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        let settings = dir + "/settings.json"
+        try #"""
+            {"integrations": {"File": {"path": "\#(dir)/out.ndjson"}},
+             "signals": {"relayCount": 100, "broadcasters": [{"type": "webhook", "url": "\#(server.baseURL)/signals"}]}}
+            """#.write(toFile: settings, atomically: true, encoding: .utf8)
+        let signalsFile = dir + "/signals.ndjson"
+        try """
+            {"type":"navigation","data":{"currentScreen":"Cart","previousScreen":"Home"}}
+            {"type":"interaction","data":{"target":{"component":"button","title":"Add to cart","data":{"sku":"A"}}}}
+            {"type":"network","data":{"action":"response","url":"https://x/products/1","body":{"id":1},"status":200,"ok":true,"contentType":"application/json"}}
+            {"type":"interaction","data":{"target":{"title":"no component"}}}
+            {"type":"network","data":{"action":"response","url":"https://x/products/2","statusCode":404}}
+
+            """.write(toFile: signalsFile, atomically: true, encoding: .utf8)
+        let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
+                                         "--signals", signalsFile], stdin: "", in: dir)
+        #expect(result.stderr.contains("signals line 4: invalid signal: missing \"data.target.component\""), "\(result.stderr)")
+        let sent = server.requests.flatMap { parseObject($0.body)?["batch"]?.arrayValue ?? [] }.map { $0["data"]?.objectValue ?? [:] }
+        #expect(sent.count == 4, "\(sent)")
+        #expect(sent.first == ["currentScreen": "Cart", "previousScreen": "Home"])
+        #expect(sent.dropFirst().first?["target"]?["title"] == "Add to cart")
+        #expect(sent.dropFirst(2).first?["ok"] == true && sent.dropFirst(2).first?["body"] == ["id": 1])
+        #expect(sent.last == ["action": "response", "url": "https://x/products/2", "statusCode": 404, "status": 404, "ok": false])
+    }
+
     @Test func anUnreadableSignalsFileIsAUsageError() throws {
         let dir = makeTempDirectory("cli-signals-missing")
         let plugins = try HostBinary.pluginsDirectory(in: dir)

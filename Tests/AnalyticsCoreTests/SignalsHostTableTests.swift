@@ -59,6 +59,12 @@ import Testing
         #expect(lines.all.contains { $0.hasPrefix("SignalsProbe: emit status=2 reason=invalid signal: \"data.action\" is \"sideways\"") })
         #expect(lines.all.contains { $0.hasPrefix("SignalsProbe: config(") && $0.contains("\"maximumBufferSize\":1000") && $0.contains("\"relayCount\":20") })
 
+        analytics.track("today")
+        #expect(analytics.flush())
+        settle(analytics)
+        #expect(lines.all.contains("SignalsProbe: today status=0 bad status=2 reason=invalid signal: missing \"data.target.component\""), "\(lines.all)")
+        #expect(written(out).contains { $0.contains(#""data":{"target":{"component":"button","title":"Buy"}}"#) }, "today's shape as it was emitted")
+
         analytics.track("unsubscribe")
         #expect(analytics.flush())
         settle(analytics)

@@ -18,7 +18,7 @@ import Testing
         #expect(ts.count == 24 && ts.hasSuffix("Z"))
         #expect(s["context"]?["app"] == ["name": "Shop", "version": "2.0", "build": "7"])
         #expect(s["context"]?["library"]?["name"] == "analytics-host")
-        #expect(s["data"] == ["action": "entering", "screen": "ProductDetail"])
+        #expect(s["data"] == ["action": "entering", "screen": "ProductDetail", "currentScreen": "ProductDetail"])
         #expect(errors.all.isEmpty)
         analytics.shutdown()
     }

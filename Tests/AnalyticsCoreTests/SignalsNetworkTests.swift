@@ -62,11 +62,12 @@ import Testing
         #expect(recorder.signals.allSatisfy { $0["type"] == "network" })
         #expect(data.map { $0["action"]?.stringValue ?? "" } == ["request", "response", "request", "response", "request", "response", "request", "response"])
         #expect(data[0]["url"]?.stringValue == server.baseURL + "/api/product/42" && data[0]["method"] == "GET")
-        #expect(data[1]["statusCode"] == 200 && data[1]["data"] == ["content": ["id": "42", "price": 19.99]])
+        #expect(data[1]["status"] == 200 && data[1]["ok"] == true && data[1]["body"] == ["content": ["id": "42", "price": 19.99]])
+        #expect(data[1]["contentType"]?.stringValue?.hasPrefix("application/json") == true)
         #expect(data[1]["requestId"] == data[0]["requestId"])
-        #expect(data[3]["data"] == nil, "not JSON")
-        #expect(data[5]["data"] == nil, "over maximumNetworkBodyBytes")
-        #expect(data[6]["method"] == "POST" && data[6]["data"] == ["sku": "A"])
+        #expect(data[3]["body"] == nil, "not JSON")
+        #expect(data[5]["body"] == nil, "over maximumNetworkBodyBytes")
+        #expect(data[6]["method"] == "POST" && data[6]["body"] == ["sku": "A"])
         signals.shutdown()
     }
 

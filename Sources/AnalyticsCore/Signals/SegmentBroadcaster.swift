@@ -34,6 +34,13 @@ public final class SegmentBroadcaster: SignalBroadcaster {
             state.withLock { $0.environment = environment }
             return
         }
+        // Attached again (the settings changed the environment): the sender made before stays.
+        if let made = state.withLock({ s -> SignalBatchSender? in
+            guard let sender = s.sender else { return nil }
+            s.environment = environment
+            s.limit = max(1, environment.relayCount)
+            return sender
+        }) { _ = made; return }
         var sender: SignalBatchSender?
         do {
             let url = try UploadConfiguration.url(base: options.apiHost, path: "b")

@@ -26,6 +26,8 @@ public struct HostServices: Sendable {
     public var client: NativeClientServices?
     /// `AH_EXT_HTTP`: the host's HTTP client.
     public var http: NativeHTTPService?
+    /// `AH_EXT_CLIENTS`: second clients for other write keys.
+    public var clients: NativeClientsService?
 
     public init(
         log: @escaping @Sendable (NativeLogLevel, String) -> Void,
@@ -77,30 +79,37 @@ extension HostServices {
             },
             sendEvent: { bytes in
                 guard let analytics = weak.value else { return .retryable("the client is gone") }
-                do {
-                    guard case .object(let payload) = try JSON(parsing: bytes) else {
-                        return .permanent("an event must be a JSON object")
-                    }
-                    switch try analytics.enqueueSentBack(payload: payload) {
-                    case .accepted: return .ok
-                    case .saturated(let destination): return .retryable("the queue of \(destination) is full")
-                    case .stopping: return .retryable("the host is stopping")
-                    case .unstorable(let reason, let permanent):
-                        analytics.report(.plugin(name: key, message: "event sent back was refused: \(reason)"))
-                        return permanent ? .permanent(reason) : .retryable(reason)
-                    }
-                } catch {
-                    analytics.report(.plugin(name: key, message: "event sent back was refused: \(error)"))
-                    return .permanent("\(error)")
-                }
+                return sendBack(bytes, to: analytics, key: key)
             },
             userId: { weak.value?.userId },
             anonymousId: { weak.value?.anonymousId },
             timeline: NativePluginRegistry(ownerKey: key, analytics: analytics),
             client: .forwarding(to: analytics, key: key),
             http: .shared)
+        services.clients = .forwarding(to: analytics)
         services.signals = { weak.value?.signals }
         services.key = key
         return services
+    }
+
+    /// An event a library sent (JSON object text) into `analytics`'s pipeline, answered now (see
+    /// ``forwarding(to:key:)``); `key` names the sender in reports.
+    static func sendBack(_ bytes: [UInt8], to analytics: Analytics, key: String) -> NativeHookResult {
+        do {
+            guard case .object(let payload) = try JSON(parsing: bytes) else {
+                return .permanent("an event must be a JSON object")
+            }
+            switch try analytics.enqueueSentBack(payload: payload) {
+            case .accepted: return .ok
+            case .saturated(let destination): return .retryable("the queue of \(destination) is full")
+            case .stopping: return .retryable("the host is stopping")
+            case .unstorable(let reason, let permanent):
+                analytics.report(.plugin(name: key, message: "event sent back was refused: \(reason)"))
+                return permanent ? .permanent(reason) : .retryable(reason)
+            }
+        } catch {
+            analytics.report(.plugin(name: key, message: "event sent back was refused: \(error)"))
+            return .permanent("\(error)")
+        }
     }
 }

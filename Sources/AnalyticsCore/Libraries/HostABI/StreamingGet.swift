@@ -27,17 +27,20 @@ final class StreamingGet: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     private var status = 0
     private var finished: String??
     private var refusal: String?
-    private var timedOut = false
+    /// The time limit, for the report (as `HTTPClient` words it).
+    private let seconds: TimeInterval
+
+    private init(seconds: TimeInterval) { self.seconds = seconds }
 
     /// Blocks until the transfer ends; `receive` gets the body in order and returns false to stop.
     static func run(_ url: URL, timeout: Double, receive: ([UInt8]) -> Bool) -> Outcome {
-        let get = StreamingGet()
+        let seconds = TimeInterval(max(1, timeout.rounded(.up)))
+        let get = StreamingGet(seconds: seconds)
         let config = URLSessionConfiguration.ephemeral
         config.urlCache = nil
         config.httpCookieStorage = nil
         config.httpShouldSetCookies = false
         config.requestCachePolicy = .reloadIgnoringLocalCacheData
-        let seconds = TimeInterval(max(1, timeout.rounded(.up)))
         config.timeoutIntervalForRequest = seconds
         config.timeoutIntervalForResource = seconds
         let session = URLSession(configuration: config, delegate: get, delegateQueue: nil)
@@ -69,8 +72,7 @@ final class StreamingGet: NSObject, URLSessionDataDelegate, @unchecked Sendable 
                 continue
             }
             if let refusal { return .refused(refusal) }
-            if timedOut { return .failed(HTTPClientError.timedOut(url: url, after: timeout).description) }
-            if case .some(.some(let error)) = finished { return .failed(HTTPClientError.network(url: url, reason: error).description) }
+            if case .some(.some(let error)) = finished { return .failed("\(url): \(error)") }
             return .completed(status: status)
         }
     }
@@ -108,8 +110,11 @@ final class StreamingGet: NSObject, URLSessionDataDelegate, @unchecked Sendable 
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         condition.lock()
-        timedOut = (error as? URLError)?.code == .timedOut
-        finished = .some(error.map { $0.localizedDescription })
+        if let error = error as? URLError, error.code == .timedOut {
+            finished = .some("no complete response within \(seconds) s")
+        } else {
+            finished = .some(error.map { $0.localizedDescription })
+        }
         condition.broadcast()
         condition.unlock()
     }

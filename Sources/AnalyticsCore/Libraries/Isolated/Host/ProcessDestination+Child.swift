@@ -187,6 +187,8 @@ extension ProcessDestination {
                 reply = Array(e.message.utf8)
             }
         case .signalForward: set(signals.forward())
+        case .clientsOpen, .clientsSend, .clientsUserId, .clientsAnonymousId, .clientsTraits, .clientsReset, .clientsFlush:
+            (status, reply) = ProcessDestination.answerClients(function, id: UInt64(bitPattern: arg), bytes: bytes, services.clients)
         case .signalConfiguration:
             if let text = HostSignalsTable.configurationText(of: services.signals()) { reply = Array(text.utf8) } else { status = IsolationWire.absent }
         }

@@ -204,6 +204,7 @@ public enum PluginRunner {
                     },
                     options: { options }),
                 http: .shared)
+            services.clients = RunnerClients.forwarding(out)
             services.key = library.key
             if let relay = signals.withLock({ $0 }) {
                 let hub = relay.hub
