@@ -44,7 +44,8 @@ enum RunCommand {
                             stop; while running: while reading waits for its queue; default 10); one
                             whose call has not returned by then is abandoned: its undelivered events
                             are counted and reported, exit status 4
-          --live-plugins FILE  JavaScript bundle for LivePlugins (libliveplugins.so in --plugins)
+          --live-plugins FILE  JavaScript bundle for LivePlugins (libliveplugins.so in --plugins, else
+                            exit 2; a bundle that does not load is reported, exit 3)
                             to run on first start, offline, or when the settings' edgeFunction
                             bundle cannot be downloaded
           --allow-insecure-plugins  load libraries even if group/others may write them
