@@ -63,6 +63,10 @@ typedef struct live_engine_config {
     size_t max_heap_bytes;       /* see live_engine_check_heap; 0: unchecked */
     live_native_fn native;       /* required */
     void *native_ctx;
+    /* NULL-terminated names of the runtime's own files (NULL: none). An error raised inside
+     * them is located at the nearest caller outside them (the bundle's line that made the
+     * call), so a bundle's author is shown their own line. Static strings. */
+    const char *const *runtime_files;
 } live_engine_config;
 
 /* NULL with a reason in `err` when the engine cannot start. */

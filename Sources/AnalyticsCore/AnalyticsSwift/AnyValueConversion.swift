@@ -6,9 +6,9 @@ import Foundation
 /// A value that has no JSON form (a class instance, a non-finite number, a dictionary with
 /// non-string keys) is left out and described by a ``Problem`` naming its path; everything else
 /// in the same call is kept. Nothing here traps.
-public enum AnyValueConversion {
+package enum AnyValueConversion {
     /// One value left out, e.g. `properties.when: a NSObject has no JSON form`.
-    public struct Problem: Sendable, Equatable, CustomStringConvertible {
+    package struct Problem: Sendable, Equatable, CustomStringConvertible {
         public let path: String
         public let reason: String
         public var description: String { "\(path): \(reason)" }

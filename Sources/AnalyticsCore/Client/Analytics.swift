@@ -15,9 +15,9 @@ public final class Analytics: Sendable {
     private let settingsSource: SettingsSource?
     private let refresher = Locked<SettingsRefresher?>(nil)
     /// Libraries loaded from `pluginsDirectory`, and those refused (each with file and reason).
-    public let pluginScan: PluginLoader.ScanResult
+    package let pluginScan: PluginLoader.ScanResult
     /// Libraries of `pluginsDirectory` that run in process mode (never opened in this process).
-    public let isolatedLibraries: [NativeLibraryInfo]
+    package let isolatedLibraries: [NativeLibraryInfo]
     /// Factories: the configured ones, then one per loaded library.
     private let factories: [IntegrationFactory]
     /// Plugins (destinations, and libraries that are not destinations) made from factories, by key.
@@ -54,6 +54,8 @@ public final class Analytics: Sendable {
     let compatibility = ClientCompatibilityState()
     /// The job-control signal watcher, when `applicationEventsFromJobControl` is on.
     let jobControl = Locked<JobControlWatcher?>(nil)
+    /// Clients libraries opened for other write keys (`AH_EXT_CLIENTS`), stopped after them.
+    let secondClients = SecondClients()
 
     /// Starts a client and fails if it cannot keep what it accepts: the storage directory cannot
     /// be created or written, or the Segment.io upload queue cannot be opened (another process
@@ -544,10 +546,12 @@ public final class Analytics: Sendable {
             drainSentBack()
         }
         sentBackJournal.close()
+        // After the libraries stopped: what they sent through a second client goes out too.
+        let secondStopped = secondClients.shutdown()
         persistUser()
         userWriter.flush()
         removeMemoryStorage()
-        return stoppedInTime
+        return stoppedInTime && secondStopped
     }
 
     // MARK: Lifecycle

@@ -1,6 +1,6 @@
 /// The Segment tracking API's size limits, enforced before upload so that one bad event can
 /// never make a whole batch fail with 400 or block the queue behind it.
-public enum BatchLimits {
+package enum BatchLimits {
     /// Largest serialized event the API accepts (32 KB).
     public static let maxEventBytes = 32 * 1024
     /// Largest upload body the SDKs send (the API's hard limit is 500 KB; 475,000 leaves room
@@ -34,8 +34,8 @@ public enum BatchLimits {
 }
 
 /// Why an event was refused by the batcher. The event is rejected (reported), never dropped silently.
-public struct BatchEventError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Reason: Sendable, Equatable {
+package struct BatchEventError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Reason: Sendable, Equatable {
         case tooLarge(size: Int, limit: Int)
         case notAnObject
     }

@@ -1,7 +1,7 @@
 import CZlib
 
 /// Why zlib refused to compress or inflate a buffer.
-public struct GzipError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct GzipError: Error, Sendable, Equatable, CustomStringConvertible {
     public var operation: String
     public var code: Int32
     public var detail: String
@@ -17,7 +17,7 @@ public struct GzipError: Error, Sendable, Equatable, CustomStringConvertible {
 ///
 /// A compressor keeps its zlib stream between calls (`deflateReset` instead of a fresh 256 KB
 /// state per batch). It is not thread-safe: give each uploading thread its own.
-public final class GzipCompressor {
+package final class GzipCompressor {
     private var stream = z_stream()
     private var ready = false
     public let level: Int32
@@ -87,7 +87,7 @@ public final class GzipCompressor {
 }
 
 /// One-shot helpers for code that compresses rarely (tests, the settings cache is not compressed).
-public enum Gzip {
+package enum Gzip {
     /// Compresses with a throw-away compressor at the fastest level.
     public static func compress(_ input: [UInt8]) throws(GzipError) -> [UInt8] {
         try GzipCompressor().compress(input)

@@ -5,7 +5,7 @@
 /// defective rule applies to fail closed (see ``filter(forDestination:)``). A rule without
 /// `destinationName` applies to every destination; whether to filter the Segment upload itself
 /// (``segmentDestinationKey``) is the caller's decision.
-public struct RoutingRules: Sendable {
+package struct RoutingRules: Sendable {
     /// The destination key of the Segment upload, which global rules are normally not applied to.
     public static let segmentDestinationKey = "Segment.io"
 
@@ -231,7 +231,7 @@ public struct RoutingRules: Sendable {
 /// Something wrong with a routing rule in the settings, found when the rules were compiled.
 /// A destination that a broken rule applies to drops every event (fails closed), because filters
 /// often exist to keep personal data away from a destination.
-public struct RoutingRuleProblem: Sendable, Equatable, CustomStringConvertible {
+package struct RoutingRuleProblem: Sendable, Equatable, CustomStringConvertible {
     /// Index of the rule in `routingRules`; nil when the list itself is malformed.
     public let ruleIndex: Int?
     /// Where in the settings, e.g. `middlewareSettings.routingRules[2].matchers[0].ir`.

@@ -1,11 +1,13 @@
 /// Somewhere signals go besides the JavaScript runtime (the Segment debugger, a webhook, the log).
 ///
-/// Threads: `attach` once, then `added` and `relay` are called on the client's signals thread,
+/// Threads: `attach` first (and again, on the same thread, when the settings change the
+/// environment: debug mode, obfuscation), then `added` and `relay` are called on the client's signals thread,
 /// one at a time and in signal order, so they must not block: a broadcaster that sends over the
 /// network hands batches to its own thread (see ``SignalBatchSender``). `flush` and `shutdown`
 /// may come from any thread.
 public protocol SignalBroadcaster: AnyObject, Sendable {
-    /// Called once when the client's signals start.
+    /// Called when the client's signals start, and again with the new environment when the
+    /// settings change it (`signals.debugMode`).
     func attach(_ environment: SignalBroadcastEnvironment)
     /// One signal, as emitted (values not obfuscated).
     func added(_ signal: Signal)

@@ -2,7 +2,7 @@ import Glibc
 
 /// ISO-8601 timestamps with milliseconds in UTC ("2026-11-22T10:00:00.123Z"), written by hand:
 /// DateFormatter costs microseconds and every event needs one.
-public enum ISOTimestamp {
+package enum ISOTimestamp {
     public static func now() -> String {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
@@ -66,7 +66,7 @@ extension ISOTimestamp {
 }
 
 /// Monotonic seconds, for timeouts and rates.
-public func monotonicSeconds() -> Double {
+package func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9

@@ -453,10 +453,10 @@ public final class Timeline: @unchecked Sendable {
 
 /// A destination that wants events as JSON text (loaded integrations, the upload queue): the client
 /// encodes each event once before fan-out and every unchanged copy shares that text.
-public protocol EncodedEventConsumer: DestinationPlugin {}
+package protocol EncodedEventConsumer: DestinationPlugin {}
 
 /// Reset and flush travel through middleware too.
-public enum ControlCall: Sendable { case reset, flush }
+package enum ControlCall: Sendable { case reset, flush }
 
 /// A plugin that may stop a reset or flush from reaching what comes after it.
 protocol ControlGate {

@@ -70,7 +70,7 @@ import Testing
     @Test func libraryTimelinePluginScopedToSegmentIOSendsEvents() throws {
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
-        let directory = try FixtureBuilder.makeDirectory()
+        let directory = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(directory) }
         let file = try FixtureBuilder.library("timeline_plugins", in: directory, as: "libt.so", defines: ["SCOPE=\"Segment.io\""])
         let library = try PluginLoader().load(file: file)

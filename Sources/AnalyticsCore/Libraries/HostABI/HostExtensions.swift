@@ -2,7 +2,7 @@ import CAnalyticsABI
 
 /// The capability tables behind `ah_host.get_extension` (ABI 1.2). Each table is a static set of
 /// C function pointers allocated once for the process; its functions receive the `ah_host`'s
-/// `ctx` (the instance's `HostServicesTable`) and find the instance's services through it.
+/// `ctx` (the instance's `HostTable`) and find the instance's services through it.
 /// An id is offered only when that instance's `HostServices` has the service.
 ///
 /// To offer a new capability: add its table below and one entry to `lookup`.
@@ -12,6 +12,7 @@ enum HostExtensions {
         case AH_EXT_TIMELINE: return services.timeline == nil ? nil : UnsafeRawPointer(timeline)
         case AH_EXT_CLIENT: return services.client == nil ? nil : UnsafeRawPointer(client)
         case AH_EXT_HTTP: return services.http == nil ? nil : UnsafeRawPointer(http)
+        case AH_EXT_CLIENTS: return services.clients == nil ? nil : UnsafeRawPointer(HostClientsTable.table)
         default: return nil
         }
     }
@@ -34,7 +35,7 @@ enum HostExtensions {
 
     /// snprintf-like: writes `text` truncated and NUL-terminated into a caller's buffer.
     static func write(_ text: String, into buffer: UnsafeMutablePointer<CChar>?, capacity: Int) {
-        _ = HostServicesTable.copy(text, into: buffer, capacity: capacity)
+        _ = HostTable.copy(text, into: buffer, capacity: capacity)
     }
 }
 
@@ -45,7 +46,7 @@ private let timelinePluginSize = MemoryLayout<ah_timeline_plugin>.size
 
 private func timelineAdd(_ ctx: UnsafeMutableRawPointer?, _ plugin: UnsafePointer<ah_timeline_plugin>,
                          _ outId: UnsafeMutablePointer<UInt64>, _ err: UnsafeMutablePointer<CChar>?, _ errCap: Int) -> ah_status {
-    guard let registry = HostServicesTable.from(ctx, "timeline.add")?.services.timeline else {
+    guard let registry = HostTable.from(ctx, "timeline.add")?.services.timeline else {
         HostExtensions.write("this host offers no timeline to this instance", into: err, capacity: errCap)
         return ah_status(AH_ERR_PERMANENT)
     }
@@ -74,34 +75,34 @@ private func timelineAdd(_ ctx: UnsafeMutableRawPointer?, _ plugin: UnsafePointe
 }
 
 private func timelineRemove(_ ctx: UnsafeMutableRawPointer?, _ id: UInt64) -> ah_status {
-    guard let registry = HostServicesTable.from(ctx, "timeline.remove")?.services.timeline else { return ah_status(AH_ERR_PERMANENT) }
+    guard let registry = HostTable.from(ctx, "timeline.remove")?.services.timeline else { return ah_status(AH_ERR_PERMANENT) }
     return registry.remove(id: id) ? ah_status(AH_OK) : ah_status(AH_ERR_PERMANENT)
 }
 
 // MARK: AH_EXT_CLIENT
 
 private func clientTraits(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int) -> Int64 {
-    let traits = HostServicesTable.from(ctx, "client.traits")?.services.client?.traits() ?? [:]
-    return HostServicesTable.copy(traits.serialized(), into: buf, capacity: cap)
+    let traits = HostTable.from(ctx, "client.traits")?.services.client?.traits() ?? [:]
+    return HostTable.copy(traits.serialized(), into: buf, capacity: cap)
 }
 
 private func clientReset(_ ctx: UnsafeMutableRawPointer?) -> ah_status {
-    guard let client = HostServicesTable.from(ctx, "client.reset")?.services.client else { return ah_status(AH_ERR_PERMANENT) }
+    guard let client = HostTable.from(ctx, "client.reset")?.services.client else { return ah_status(AH_ERR_PERMANENT) }
     return client.reset().status
 }
 
 private func clientFlush(_ ctx: UnsafeMutableRawPointer?) -> ah_status {
-    guard let client = HostServicesTable.from(ctx, "client.flush")?.services.client else { return ah_status(AH_ERR_PERMANENT) }
+    guard let client = HostTable.from(ctx, "client.flush")?.services.client else { return ah_status(AH_ERR_PERMANENT) }
     return client.flush().status
 }
 
 private func clientStorageDirectory(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int) -> Int64 {
-    HostServicesTable.copy(HostServicesTable.from(ctx, "client.storage_directory")?.services.client?.storageDirectory(), into: buf, capacity: cap)
+    HostTable.copy(HostTable.from(ctx, "client.storage_directory")?.services.client?.storageDirectory(), into: buf, capacity: cap)
 }
 
 private func clientOptions(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int) -> Int64 {
-    let options = HostServicesTable.from(ctx, "client.options")?.services.client?.options() ?? [:]
-    return HostServicesTable.copy(options.serialized(), into: buf, capacity: cap)
+    let options = HostTable.from(ctx, "client.options")?.services.client?.options() ?? [:]
+    return HostTable.copy(options.serialized(), into: buf, capacity: cap)
 }
 
 // MARK: AH_EXT_HTTP
@@ -112,7 +113,7 @@ private let sinkChunk = 64 * 1024
 private func httpGet(_ ctx: UnsafeMutableRawPointer?, _ url: UnsafePointer<CChar>, _ urlLength: Int, _ timeoutMs: UInt32,
                      _ sink: UnsafePointer<ah_byte_sink>, _ statusCode: UnsafeMutablePointer<Int32>,
                      _ err: UnsafeMutablePointer<CChar>?, _ errCap: Int) -> ah_status {
-    guard let http = HostServicesTable.from(ctx, "http.get")?.services.http else {
+    guard let http = HostTable.from(ctx, "http.get")?.services.http else {
         HostExtensions.write("this host offers no HTTP client to this instance", into: err, capacity: errCap)
         return ah_status(AH_ERR_PERMANENT)
     }

@@ -1,7 +1,7 @@
 /// What the host offers integration libraries, as Swift closures (the C table that forwards to
-/// them is `HostServicesTable`). Every closure may be called from any thread, including from
+/// them is `HostTable`). Every closure may be called from any thread, including from
 /// inside a hook and from threads the library started, so each must be thread-safe and quick.
-public struct HostServices: Sendable {
+package struct HostServices: Sendable {
     /// A log line from the library.
     public var log: @Sendable (NativeLogLevel, String) -> Void
     /// A new event from the library (complete JSON object text), to run through the pipeline.
@@ -23,9 +23,11 @@ public struct HostServices: Sendable {
     /// `AH_EXT_TIMELINE`: where the instance's timeline plugins go.
     public var timeline: (any NativeTimelineService)?
     /// `AH_EXT_CLIENT`: the rest of the client.
-    public var client: NativeClientServices?
+    public var client: HostServices.Client?
     /// `AH_EXT_HTTP`: the host's HTTP client.
-    public var http: NativeHTTPService?
+    public var http: HostServices.HTTP?
+    /// `AH_EXT_CLIENTS`: second clients for other write keys.
+    public var clients: NativeClientsService?
 
     public init(
         log: @escaping @Sendable (NativeLogLevel, String) -> Void,
@@ -33,8 +35,8 @@ public struct HostServices: Sendable {
         userId: @escaping @Sendable () -> String?,
         anonymousId: @escaping @Sendable () -> String?,
         timeline: (any NativeTimelineService)? = nil,
-        client: NativeClientServices? = nil,
-        http: NativeHTTPService? = nil
+        client: HostServices.Client? = nil,
+        http: HostServices.HTTP? = nil
     ) {
         self.log = log
         self.sendEvent = sendEvent
@@ -47,7 +49,7 @@ public struct HostServices: Sendable {
 }
 
 /// Levels of `ah_host.log`; unknown values from a library read as `.info`.
-public enum NativeLogLevel: Int32, Sendable, Comparable {
+package enum NativeLogLevel: Int32, Sendable, Comparable {
     case debug = 0, info = 1, warn = 2, error = 3
 
     public static func < (a: NativeLogLevel, b: NativeLogLevel) -> Bool { a.rawValue < b.rawValue }
@@ -77,30 +79,37 @@ extension HostServices {
             },
             sendEvent: { bytes in
                 guard let analytics = weak.value else { return .retryable("the client is gone") }
-                do {
-                    guard case .object(let payload) = try JSON(parsing: bytes) else {
-                        return .permanent("an event must be a JSON object")
-                    }
-                    switch try analytics.enqueueSentBack(payload: payload) {
-                    case .accepted: return .ok
-                    case .saturated(let destination): return .retryable("the queue of \(destination) is full")
-                    case .stopping: return .retryable("the host is stopping")
-                    case .unstorable(let reason, let permanent):
-                        analytics.report(.plugin(name: key, message: "event sent back was refused: \(reason)"))
-                        return permanent ? .permanent(reason) : .retryable(reason)
-                    }
-                } catch {
-                    analytics.report(.plugin(name: key, message: "event sent back was refused: \(error)"))
-                    return .permanent("\(error)")
-                }
+                return sendBack(bytes, to: analytics, key: key)
             },
             userId: { weak.value?.userId },
             anonymousId: { weak.value?.anonymousId },
             timeline: NativePluginRegistry(ownerKey: key, analytics: analytics),
             client: .forwarding(to: analytics, key: key),
             http: .shared)
+        services.clients = .forwarding(to: analytics)
         services.signals = { weak.value?.signals }
         services.key = key
         return services
+    }
+
+    /// An event a library sent (JSON object text) into `analytics`'s pipeline, answered now (see
+    /// ``forwarding(to:key:)``); `key` names the sender in reports.
+    static func sendBack(_ bytes: [UInt8], to analytics: Analytics, key: String) -> NativeHookResult {
+        do {
+            guard case .object(let payload) = try JSON(parsing: bytes) else {
+                return .permanent("an event must be a JSON object")
+            }
+            switch try analytics.enqueueSentBack(payload: payload) {
+            case .accepted: return .ok
+            case .saturated(let destination): return .retryable("the queue of \(destination) is full")
+            case .stopping: return .retryable("the host is stopping")
+            case .unstorable(let reason, let permanent):
+                analytics.report(.plugin(name: key, message: "event sent back was refused: \(reason)"))
+                return permanent ? .permanent(reason) : .retryable(reason)
+            }
+        } catch {
+            analytics.report(.plugin(name: key, message: "event sent back was refused: \(error)"))
+            return .permanent("\(error)")
+        }
     }
 }

@@ -2,7 +2,7 @@ import CAnalyticsABI
 
 /// The `ah_host_signals` table (AH_EXT_SIGNALS) one instance sees: emit, subscribe, hold/ready,
 /// unsubscribe, configuration. Its functions take the `ah_host` ctx, which leads to the
-/// instance's `HostServicesTable` and from there to this object. It remembers the subscribers
+/// instance's `HostTable` and from there to this object. It remembers the subscribers
 /// the instance made, so that they are removed before the instance's `destroy`.
 final class HostSignalsTable: @unchecked Sendable {
     /// The C table: one for the process, never freed (its functions find the instance through
@@ -37,7 +37,7 @@ final class HostSignalsTable: @unchecked Sendable {
     }
 
     static func of(_ ctx: UnsafeMutableRawPointer?) -> HostSignalsTable? {
-        HostServicesTable.from(ctx, "signals")?.signalsTable
+        HostTable.from(ctx, "signals")?.signalsTable
     }
 
     fileprivate func emit(_ bytes: UnsafeRawBufferPointer) -> Result<Void, TableError> {
@@ -126,7 +126,7 @@ struct TableError: Error {
 }
 
 private func writeError(_ text: String, _ err: UnsafeMutablePointer<CChar>?, _ cap: Int) {
-    _ = HostServicesTable.copy(text, into: err, capacity: cap)
+    _ = HostTable.copy(text, into: err, capacity: cap)
 }
 
 private func hostSignalsEmit(_ ctx: UnsafeMutableRawPointer?, _ json: UnsafePointer<CChar>?, _ length: Int,
@@ -161,5 +161,5 @@ private func hostSignalsUnsubscribe(_ ctx: UnsafeMutableRawPointer?, _ id: UInt6
 }
 
 private func hostSignalsConfiguration(_ ctx: UnsafeMutableRawPointer?, _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int) -> Int64 {
-    HostServicesTable.copy(HostSignalsTable.of(ctx)?.configurationText(), into: buf, capacity: cap)
+    HostTable.copy(HostSignalsTable.of(ctx)?.configurationText(), into: buf, capacity: cap)
 }

@@ -7,7 +7,7 @@ import Synchronization
 /// A plugin without a destination joins the client's timeline; one with a destination key is
 /// handed to the client's scoped plugins, which attach it to that destination's own timeline now
 /// or when a destination with that key is created.
-public final class NativePluginRegistry: NativeTimelineService {
+package final class NativePluginRegistry: NativeTimelineService {
     public let ownerKey: String
     private let analytics: WeakAnalytics
     private let state = Locked(State())
@@ -29,7 +29,7 @@ public final class NativePluginRegistry: NativeTimelineService {
     }
 
     /// Why `add` refused a description, with the status the header gives it.
-    public enum AddError: Error, Sendable, Equatable {
+    package enum AddError: Error, Sendable, Equatable {
         case invalid(String)
         case stopping(String)
     }
@@ -129,7 +129,7 @@ public final class NativePluginRegistry: NativeTimelineService {
 /// the library's plugins, whose callbacks the host calls across the process boundary
 /// (``RunnerTimeline``). The C table (`HostExtensions`) is the same for both, so a library cannot
 /// tell which one it has.
-public protocol NativeTimelineService: AnyObject, Sendable {
+package protocol NativeTimelineService: AnyObject, Sendable {
     /// Validates a (size-checked, zero-extended) description and puts the plugin in place;
     /// returns its id (never 0).
     func add(_ description: ah_timeline_plugin) throws(NativePluginRegistry.AddError) -> UInt64

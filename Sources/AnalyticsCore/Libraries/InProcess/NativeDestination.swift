@@ -8,7 +8,7 @@ import Foundation
 /// Every hook runs on the destination's worker, which is what the ABI's per-instance
 /// serialization rule asks for. The library hears `started` before its first call there, and
 /// `stopping`, `flush`, `destroy` when the worker shuts down.
-public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination,
+package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination,
     WholeSettingsDestination, EventTypeSelective, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
@@ -153,7 +153,7 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
 /// How a native destination retries a hook that reported a retryable failure: a few attempts with
 /// exponential backoff, bounded so that one struggling library holds its own queue for seconds at
 /// most (it has its own worker, so nobody else waits). Then the failure is reported.
-public struct NativeRetryPolicy: Sendable, Equatable {
+package struct NativeRetryPolicy: Sendable, Equatable {
     /// Calls in all, the first one included (at least 1).
     public var maxAttempts: Int
     /// Wait before the second attempt, in seconds; doubled for each further one.

@@ -9,23 +9,23 @@ import Synchronization
 ///
 /// Thread rule (the header's): calls on one instance must not overlap; the destination worker
 /// that owns the instance guarantees it. Different instances may be used concurrently.
-public final class NativeIntegration: @unchecked Sendable {
+package final class NativeIntegration: @unchecked Sendable {
     public let library: NativeLibrary
     private var instance: OpaquePointer?
     private let hooks: ah_hooks
     /// Revoked once `destroy` returned: the table stays valid, its calls become no-ops.
-    private let services: HostServicesTable
+    private let services: HostTable
     private let errorBuffer: ErrorBuffer
     /// Set (from any thread) when the host gave up on a hook that did not return: no hook is
     /// called any more, `destroy` included.
     private let abandoned = Atomic<Bool>(false)
 
     /// Which `update` this is for the instance.
-    public enum UpdateKind: Sendable { case initial, refresh }
+    package enum UpdateKind: Sendable { case initial, refresh }
     /// Host phases announced through the (ABI 1.1) lifecycle hook.
-    public enum Phase: Sendable { case started, stopping }
+    package enum Phase: Sendable { case started, stopping }
 
-    init(library: NativeLibrary, instance: OpaquePointer, services: HostServicesTable, errorBuffer: ErrorBuffer) {
+    init(library: NativeLibrary, instance: OpaquePointer, services: HostTable, errorBuffer: ErrorBuffer) {
         self.library = library
         self.instance = instance
         self.hooks = library.hooks
@@ -171,7 +171,7 @@ final class ErrorBuffer: @unchecked Sendable {
 
 /// The outcome of one hook call, from the library's status code and error text. Retryable and
 /// permanent failures are kept apart so the destination can back off on one and report the other.
-public enum NativeHookResult: Sendable, Equatable {
+package enum NativeHookResult: Sendable, Equatable {
     case ok
     case retryable(String)
     case permanent(String)

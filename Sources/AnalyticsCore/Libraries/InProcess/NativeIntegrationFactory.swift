@@ -1,7 +1,7 @@
 /// A loaded library as an integration factory: the client creates its destination when the
 /// library's key appears in the settings' `integrations` map, with that key's settings object, and
 /// destroys it when the key goes away, exactly as for factories written in Swift.
-public struct NativeIntegrationFactory: IntegrationFactory {
+package struct NativeIntegrationFactory: IntegrationFactory {
     public let library: NativeLibrary
     public let retryPolicy: NativeRetryPolicy
 
@@ -25,11 +25,11 @@ public struct NativeIntegrationFactory: IntegrationFactory {
         return settings.integrations[key] == .bool(false) ? nil : settings.json
     }
 
-    /// A destination, or for a library whose role is not a destination, a `NativeExtension`.
+    /// A destination, or for a library whose role is not a destination, a `NativeUtilityLibrary`.
     public func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin {
         if library.info.isDestination { return try create(settings: settings, analytics: analytics) }
         let instance = try library.makeInstance(settings: settings, services: .forwarding(to: analytics, key: key))
-        return NativeExtension(integration: instance, timeout: analytics.configuration.flushTimeout)
+        return NativeUtilityLibrary(integration: instance, timeout: analytics.configuration.flushTimeout)
     }
 }
 

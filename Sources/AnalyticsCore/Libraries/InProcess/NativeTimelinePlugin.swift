@@ -18,7 +18,7 @@ import Synchronization
 /// - KEEP returns the event as it came, carrying its JSON text so that later consumers (other
 ///   loaded plugins, loaded destinations) do not encode it again; REPLACE parses the text the
 ///   plugin wrote through the host's `ah_event_output` before `process` returns.
-public final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
+package final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
     public let type: PluginType
     /// As given by the library (its key when it gave none): in reports, counts and listings.
     public let name: String

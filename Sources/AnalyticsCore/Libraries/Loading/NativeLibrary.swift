@@ -2,7 +2,7 @@ import CAnalyticsABI
 
 /// A validated integration library: opened, negotiated, described. Creating instances is separate
 /// (it needs settings), and a library may have several instances. Never unloaded.
-public final class NativeLibrary: @unchecked Sendable {
+package final class NativeLibrary: @unchecked Sendable {
     /// What the library declared (file, key, version, ABI, language/toolchain, hooks).
     public let info: NativeLibraryInfo
 
@@ -35,7 +35,7 @@ public final class NativeLibrary: @unchecked Sendable {
     /// Creates an instance with this integration's settings object (`integrations[key]`).
     /// A failing `create` becomes `.createFailed` carrying the library's own error text.
     public func makeInstance(settings: JSONObject = [:], services: HostServices) throws(PluginLoadError) -> NativeIntegration {
-        let table = HostServicesTable(services)
+        let table = HostTable(services)
         let text = settings.serializedBytes()
         let errorBuffer = ErrorBuffer()
         let instance: OpaquePointer? = createLock.withLock { _ in
@@ -60,7 +60,7 @@ public final class NativeLibrary: @unchecked Sendable {
 }
 
 /// What a loaded library declared about itself: the row an `analytics-host plugins` listing shows.
-public struct NativeLibraryInfo: Sendable, Equatable {
+package struct NativeLibraryInfo: Sendable, Equatable {
     /// The library file, as found in the plugins directory.
     public let file: String
     /// The integration key settings and the `integrations` option refer to.
@@ -98,7 +98,7 @@ public struct NativeLibraryInfo: Sendable, Equatable {
 /// What a library's instances are (ABI 1.2, `AH_EXT_ROLE`): a destination, a library that sees the
 /// whole settings document and is created whatever `integrations` names, or both. A library that
 /// does not say (every 1.0/1.1 library) is a destination, as before 1.2.
-public struct NativeRole: OptionSet, Sendable, Hashable, CustomStringConvertible {
+package struct NativeRole: OptionSet, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
@@ -125,7 +125,7 @@ public struct NativeRole: OptionSet, Sendable, Hashable, CustomStringConvertible
 
 /// Which optional hooks a library implements, recorded at load time so that an inspector can list
 /// them without creating an instance.
-public struct NativeHooks: OptionSet, Sendable, Hashable, CustomStringConvertible {
+package struct NativeHooks: OptionSet, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 

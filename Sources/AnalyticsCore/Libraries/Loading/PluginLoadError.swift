@@ -2,7 +2,7 @@
 ///
 /// Every failure names the file it is about and a reason a person can act on; the host logs it
 /// and keeps going with the libraries that did load.
-public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The library file (or the plugins directory) the problem is about.
     public let file: String
     public let reason: Reason
@@ -12,7 +12,7 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         self.reason = reason
     }
 
-    public enum Reason: Sendable, Equatable {
+    package enum Reason: Sendable, Equatable {
         /// The plugins directory does not exist.
         case directoryMissing
         /// The plugins directory exists but cannot be listed (the system's reason).

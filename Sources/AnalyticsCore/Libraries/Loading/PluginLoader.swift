@@ -5,8 +5,8 @@ import Glibc
 ///
 /// A bad library never stops the host: each one is refused with its own `PluginLoadError`, and the
 /// scan returns the libraries that are fine next to the problems.
-public struct PluginLoader: Sendable {
-    public struct Configuration: Sendable {
+package struct PluginLoader: Sendable {
+    package struct Configuration: Sendable {
         /// Load libraries (and directories) that group or others can write. Off by default: such
         /// a file lets another user run code inside the host.
         public var allowGroupOrOtherWritable: Bool
@@ -20,7 +20,7 @@ public struct PluginLoader: Sendable {
     }
 
     /// The outcome of a scan: what loaded, and what did not and why.
-    public struct ScanResult: Sendable {
+    package struct ScanResult: Sendable {
         public var libraries: [NativeLibrary]
         public var problems: [PluginLoadError]
     }

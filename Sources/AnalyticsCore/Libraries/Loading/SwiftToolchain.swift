@@ -5,7 +5,7 @@ import CAnalyticsABI
 /// Swift has no stable ABI on Linux, so a library written in Swift must come from exactly the
 /// host's toolchain. Both sides derive this string the same way: the Swift language version plus
 /// the version of the clang embedded in swiftc, which names the toolchain's llvm-project commit.
-public enum SwiftToolchain {
+package enum SwiftToolchain {
     /// E.g. `Swift 6.3 (clang 21.0.0 (https://github.com/swiftlang/llvm-project.git 11673e66…))`.
     public static let current: String = "Swift \(languageVersion) (\(String(cString: ah_compiler_ident())))"
 

@@ -15,7 +15,7 @@ import Glibc
 /// A `process` call that gets no verdict within the hook deadline kills the process.
 final class IsolatedPlugins: @unchecked Sendable {
     let registry: NativePluginRegistry
-    private let process: RunnerProcess
+    private let process: IsolatedProcess
     private let timeout: Double
     private let kill: @Sendable () -> Void
     private let state = Locked(State())
@@ -42,7 +42,7 @@ final class IsolatedPlugins: @unchecked Sendable {
     }
 
     /// `kill`: ends the runner process (a plugin that stopped answering).
-    init(key: String, analytics: Analytics?, process: RunnerProcess, timeout: Double, kill: @escaping @Sendable () -> Void) {
+    init(key: String, analytics: Analytics?, process: IsolatedProcess, timeout: Double, kill: @escaping @Sendable () -> Void) {
         registry = NativePluginRegistry(ownerKey: key, analytics: analytics)
         self.process = process
         self.timeout = timeout
@@ -135,7 +135,7 @@ final class IsolatedPlugins: @unchecked Sendable {
     fileprivate func process(_ runnerId: UInt64, _ json: UnsafePointer<CChar>, _ length: Int,
                              _ out: UnsafePointer<ah_event_output>, _ err: UnsafeMutablePointer<CChar>, _ cap: Int) -> Int32 {
         func fail(_ text: String) -> Int32 {
-            _ = HostServicesTable.copy(text, into: err, capacity: cap)
+            _ = HostTable.copy(text, into: err, capacity: cap)
             return Int32(AH_EVENT_ERROR)
         }
         let registered = state.withLock { s -> (UInt32, Waiter)? in

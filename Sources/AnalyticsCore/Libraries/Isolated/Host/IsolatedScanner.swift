@@ -6,7 +6,7 @@ import Glibc
 /// on its own line and nothing else is affected. Outcomes are cached by path, size, mtime and
 /// inode (and this host's version and toolchain), so a start-up with unchanged libraries spawns
 /// nothing.
-public struct IsolatedScanner: Sendable {
+package struct IsolatedScanner: Sendable {
     public var runner: String
     public var allowGroupOrOtherWritable = false
     /// The cache file; nil: none.
@@ -27,7 +27,7 @@ public struct IsolatedScanner: Sendable {
         return base + "/analytics-host/plugin-scan.json"
     }
 
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// What loaded, in file-name order.
         public var libraries: [NativeLibraryInfo]
         public var problems: [PluginLoadError]
@@ -102,9 +102,9 @@ public struct IsolatedScanner: Sendable {
         func failed(_ text: String) -> (Swift.Result<NativeLibraryInfo, PluginLoadError>, Void) {
             (.failure(PluginLoadError(file: file, reason: .runnerFailed(text))), ())
         }
-        let process: RunnerProcess
-        do throws(RunnerProcess.SpawnError) {
-            process = try RunnerProcess.spawn(runner: runner, arguments: ["--scan", file, "--toolchain", SwiftToolchain.current])
+        let process: IsolatedProcess
+        do throws(IsolatedProcess.SpawnError) {
+            process = try IsolatedProcess.spawn(runner: runner, arguments: ["--scan", file, "--toolchain", SwiftToolchain.current])
         } catch {
             return failed("not scanned: \(error)")
         }
@@ -117,7 +117,7 @@ public struct IsolatedScanner: Sendable {
         guard let (kind, payload) = process.readFrame(), kind == .ready || kind == .refused else {
             process.kill()
             let status = process.wait()
-            return failed("loading it in \(PluginRunnerLocator.executableName): the process \(RunnerProcess.describe(status: status)) "
+            return failed("loading it in \(PluginRunnerLocator.executableName): the process \(IsolatedProcess.describe(status: status)) "
                           + "before it answered (in a constructor or the entry function); not loaded")
         }
         process.wait()

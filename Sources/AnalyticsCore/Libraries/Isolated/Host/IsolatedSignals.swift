@@ -8,12 +8,12 @@ import Foundation
 /// forwarding stops (signals emitted until a restarted process subscribes again do not reach it).
 final class IsolatedSignals: @unchecked Sendable {
     private let signals: Signals?
-    private let process: RunnerProcess
+    private let process: IsolatedProcess
     private let key: String
     private let timeout: Double
     private let subscription = Locked<UInt64?>(nil)
 
-    init(signals: Signals?, process: RunnerProcess, key: String, timeout: Double) {
+    init(signals: Signals?, process: IsolatedProcess, key: String, timeout: Double) {
         self.signals = signals
         self.process = process
         self.key = key

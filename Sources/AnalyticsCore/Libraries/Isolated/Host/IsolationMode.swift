@@ -50,7 +50,7 @@ public struct IsolationConfiguration: Sendable, Equatable {
     public var memoryLimitSummary: String {
         guard memoryLimitBytes > 0 else { return "none" }
         if memoryLimit == .addressSpace { return "\(memoryLimitBytes) bytes (RLIMIT_AS, as configured)" }
-        if let reason = RunnerCgroup.unavailableReason { return "\(memoryLimitBytes) bytes (RLIMIT_AS: no memory cgroup, \(reason))" }
+        if let reason = IsolatedCgroup.unavailableReason { return "\(memoryLimitBytes) bytes (RLIMIT_AS: no memory cgroup, \(reason))" }
         return "\(memoryLimitBytes) bytes (memory cgroup)"
     }
 
@@ -70,7 +70,7 @@ public struct IsolationConfiguration: Sendable, Equatable {
     /// The mode a library actually runs in. `allLibraries` covers destinations: a library that is
     /// not one (it adds timeline plugins, each of whose calls would then be a round trip to its
     /// process on the event's path) stays in-process unless asked for by name.
-    public func mode(for info: NativeLibraryInfo, settings: Settings?) -> IsolationMode {
+    package func mode(for info: NativeLibraryInfo, settings: Settings?) -> IsolationMode {
         let mode = mode(forKey: info.key, settings: settings)
         if mode == .process, !info.isDestination, explicitMode(forKey: info.key, settings: settings) == nil { return .inProcess }
         return mode

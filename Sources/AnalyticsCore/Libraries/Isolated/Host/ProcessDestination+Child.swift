@@ -18,12 +18,12 @@ extension ProcessDestination {
     /// no application event from before the crash: like an instance a refresh creates in-process,
     /// it hears only lifecycle(started). Those not yet answered are sent again with the rest.
     func startChild(timeout: Double) -> StartOutcome {
-        let process: RunnerProcess
-        do throws(RunnerProcess.SpawnError) {
+        let process: IsolatedProcess
+        do throws(IsolatedProcess.SpawnError) {
             var arguments = ["--serve", info.file] + memoryLimitArguments()
             arguments += ["--toolchain", SwiftToolchain.current]
             if progress != nil { arguments.append("--progress") }
-            process = try RunnerProcess.spawn(runner: runner, arguments: arguments, progress: progress)
+            process = try IsolatedProcess.spawn(runner: runner, arguments: arguments, progress: progress)
         } catch {
             return .refused("cannot start \(PluginRunnerLocator.executableName): \(error)")
         }
@@ -34,7 +34,7 @@ extension ProcessDestination {
             process.kill()  // a dead child keeps its status; a live one that stopped answering ends
             let status = process.wait()
             signals.end()
-            plugins.end("its process \(RunnerProcess.describe(status: status)) while \(during)")
+            plugins.end("its process \(IsolatedProcess.describe(status: status)) while \(during)")
             return .failed(status: status, during: during)
         }
         // Starting a process and loading the library is not a hook call: at least 5 s for it
@@ -99,7 +99,7 @@ extension ProcessDestination {
     }
 
     /// Reads the child's frames: results for the pump, calls answered here.
-    func readLoop(_ process: RunnerProcess, plugins: IsolatedPlugins, signals: IsolatedSignals) {
+    func readLoop(_ process: IsolatedProcess, plugins: IsolatedPlugins, signals: IsolatedSignals) {
         let services = client.withLock { $0.services }
         while let (kind, payload) = process.readFrame() {
             switch kind {
@@ -139,7 +139,7 @@ extension ProcessDestination {
         condition.unlock()
     }
 
-    func answer(_ payload: [UInt8], services: HostServices, process: RunnerProcess, plugins: IsolatedPlugins,
+    func answer(_ payload: [UInt8], services: HostServices, process: IsolatedProcess, plugins: IsolatedPlugins,
                         signals: IsolatedSignals) {
         var r = WireReader(payload)
         let id = r.u32()
@@ -187,6 +187,8 @@ extension ProcessDestination {
                 reply = Array(e.message.utf8)
             }
         case .signalForward: set(signals.forward())
+        case .clientsOpen, .clientsSend, .clientsUserId, .clientsAnonymousId, .clientsTraits, .clientsReset, .clientsFlush:
+            (status, reply) = ProcessDestination.answerClients(function, id: UInt64(bitPattern: arg), bytes: bytes, services.clients)
         case .signalConfiguration:
             if let text = HostSignalsTable.configurationText(of: services.signals()) { reply = Array(text.utf8) } else { status = IsolationWire.absent }
         }

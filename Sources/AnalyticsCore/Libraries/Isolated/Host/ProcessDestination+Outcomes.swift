@@ -24,7 +24,7 @@ extension ProcessDestination {
     }
 
     /// An application event's failure, never retried, in the words the in-process instance of the
-    /// same role uses (`NativeDestination`, `NativeExtension`).
+    /// same role uses (`NativeDestination`, `NativeUtilityLibrary`).
     func applicationFailure(_ what: String, retryable: Bool, _ message: String) -> String {
         if info.isDestination { return "\(what) failed (not retried): \(message)" }
         return retryable ? "\(what) failed (retryable, not retried): \(message)" : "\(what) failed: \(message)"
@@ -65,7 +65,7 @@ extension ProcessDestination {
         guard limits.memoryLimitBytes > 0 else { return [] }
         if limits.memoryLimit == .automatic && !cgroupTried {
             cgroupTried = true
-            cgroup = RunnerCgroup.make(limitBytes: limits.memoryLimitBytes).cgroup
+            cgroup = IsolatedCgroup.make(limitBytes: limits.memoryLimitBytes).cgroup
         }
         if let cgroup { return ["--cgroup", cgroup.path] }
         return ["--memory-limit", String(limits.memoryLimitBytes)]
@@ -73,7 +73,7 @@ extension ProcessDestination {
 
     /// How the runner ended, with what its memory limit had to do with it.
     func describeEnd(status: Int32, during: String?) -> String {
-        let text = RunnerProcess.describe(status: status)
+        let text = IsolatedProcess.describe(status: status)
         if status & 0x7f == SIGKILL, let cgroup, cgroup.consumeOOMKill() {
             return "was stopped by its memory limit (\(cgroup.limitBytes) bytes, memory cgroup \(cgroup.path)): it \(text)"
         }

@@ -18,7 +18,7 @@ import Glibc
 /// Accounting, as for every destination: the worker counts an event delivered (handed over) when
 /// it is queued here; one that fails later is counted failed as well (the summary's delivered
 /// column is delivered − failed).
-public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, StopAnnouncing, WholeSettingsDestination,
+package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, StopAnnouncing, WholeSettingsDestination,
     EventTypeSelective, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
@@ -88,13 +88,13 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
     var waitingForRoom = 0
 
     /// The child in use, for `shutdown` to kill (guarded by `condition`).
-    var currentChild: RunnerProcess?
+    var currentChild: IsolatedProcess?
     // Touched on the worker only.
     var started = false
     var announcedStopping = false
     var unflushed = false
     // Touched on the pump only.
-    var child: RunnerProcess?
+    var child: IsolatedProcess?
     var lastInitialSettings: [UInt8]?
     var crashTimes: [Double] = []
     var crashesInARow = 0
@@ -102,7 +102,7 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
     let progress = ProgressPage()
     var batchSequence: UInt64 = 0
     /// The library's memory cgroup (every runner of it joins the same one), once made.
-    var cgroup: RunnerCgroup?
+    var cgroup: IsolatedCgroup?
     var cgroupTried = false
     /// The outcome of the start made in `init`, when it failed (handled by the pump).
     var pendingStart: StartOutcome?
@@ -124,7 +124,7 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         self.limits = analytics.configuration.isolation
         self.retryPolicy = NativeRetryPolicy()
         self.wholeSettings = info.wantsWholeSettings
-        let directory = analytics.configuration.storageDirectory + "/plugins/" + NativeClientServices.directoryName(for: info.key)
+        let directory = analytics.configuration.storageDirectory + "/plugins/" + HostServices.Client.directoryName(for: info.key)
         var start: JSONObject = ["settings": .object(settings), "storageDirectory": .string(directory)]
         start["options"] = .object(analytics.configuration.pluginOptions[info.key] ?? [:])
         if let signals = analytics.signals {
@@ -218,7 +218,7 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
 
     /// Stopping, flush, destroy; then the child ends. A destination is not flushed again when
     /// nothing reached it since its last flush (as `NativeDestination`); a library that is not a
-    /// destination always is (`alwaysFlush`, as `NativeExtension`).
+    /// destination always is (`alwaysFlush`, as `NativeUtilityLibrary`).
     /// Bounded by `hookTimeout`: a child still busy then is killed and what it held counted failed.
     public func shutdown() { shutdown(alwaysFlush: false) }
 

@@ -2,7 +2,7 @@
 /// `NativeIntegrationFactory` (created from `integrations`, destroyed when the key goes away), but
 /// what it makes is a `ProcessDestination` whose library runs in `analytics-plugin-runner`. The
 /// host itself never opens the library.
-public struct ProcessIntegrationFactory: IntegrationFactory {
+package struct ProcessIntegrationFactory: IntegrationFactory {
     public let info: NativeLibraryInfo
     public let runner: String
 
@@ -24,11 +24,11 @@ public struct ProcessIntegrationFactory: IntegrationFactory {
     }
 
     /// A destination becomes a ``ProcessDestination``; a library that only adds timeline plugins
-    /// (no `AH_ROLE_DESTINATION`) a ``ProcessExtension``, whose plugins the host calls across the
+    /// (no `AH_ROLE_DESTINATION`) a ``ProcessUtilityLibrary``, whose plugins the host calls across the
     /// process boundary for every event.
     public func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin {
         let instance = ProcessDestination(info: info, runner: runner, settings: settings, analytics: analytics)
-        return info.isDestination ? instance : ProcessExtension(instance: instance)
+        return info.isDestination ? instance : ProcessUtilityLibrary(instance: instance)
     }
 }
 

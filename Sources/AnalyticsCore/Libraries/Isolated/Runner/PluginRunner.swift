@@ -12,7 +12,7 @@ import Glibc
 /// made the call); the main thread runs the batches, one item at a time, in order — that is the
 /// header's "[serialized]" rule. Library threads may call the host at any time; writes to fd 4 are
 /// serialized by a lock.
-public enum PluginRunner {
+package enum PluginRunner {
     public static let commandsFd: Int32 = 3
     public static let resultsFd: Int32 = 4
 
@@ -118,7 +118,7 @@ public enum PluginRunner {
         private let work = Locked<[[UInt8]]>([])
         private let available = DispatchSemaphore(value: 0)
         private var instance: OpaquePointer?
-        private var table: HostServicesTable?
+        private var table: HostTable?
         private let errorBuffer = ErrorBuffer()
         private var destroyed = false
         /// The library's timeline plugins (AH_EXT_TIMELINE), called by the host through `plugin` frames.
@@ -188,7 +188,7 @@ public enum PluginRunner {
                     return status == IsolationWire.ok ? String(decoding: reply, as: UTF8.self) : nil
                 },
                 timeline: timeline,
-                client: NativeClientServices(
+                client: HostServices.Client(
                     traits: {
                         let (_, reply) = out.call(.traits, wait: true)
                         return (try? JSON(parsing: reply))?.objectValue ?? [:]
@@ -204,6 +204,7 @@ public enum PluginRunner {
                     },
                     options: { options }),
                 http: .shared)
+            services.clients = RunnerClients.forwarding(out)
             services.key = library.key
             if let relay = signals.withLock({ $0 }) {
                 let hub = relay.hub
@@ -235,7 +236,7 @@ public enum PluginRunner {
                                                 initialDelay: retry["initialDelay"]?.doubleValue ?? 0.1,
                                                 maxDelay: retry["maxDelay"]?.doubleValue ?? 2)
             }
-            let table = HostServicesTable(services(options: start["options"]?.objectValue ?? [:],
+            let table = HostTable(services(options: start["options"]?.objectValue ?? [:],
                                                    storageDirectory: start["storageDirectory"]?.stringValue))
             let settingsText = settings.serializedBytes()
             errorBuffer.clear()

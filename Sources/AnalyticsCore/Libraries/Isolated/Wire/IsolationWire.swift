@@ -78,6 +78,10 @@ enum IsolationWire {
         /// AH_EXT_SIGNALS: emit (bytes the signal), the runner's subscriber forwarding (arg 1: on,
         /// 0: off), configuration.
         case signalEmit = 10, signalForward = 11, signalConfiguration = 12
+        /// AH_EXT_CLIENTS: open (bytes the write key; reply the id as text), then the client's
+        /// id in arg: send (bytes the event), userId, anonymousId, traits, reset, flush.
+        case clientsOpen = 13, clientsSend = 14, clientsUserId = 15, clientsAnonymousId = 16
+        case clientsTraits = 17, clientsReset = 18, clientsFlush = 19
     }
 
     /// What a `plugin` frame asks of a timeline plugin.
