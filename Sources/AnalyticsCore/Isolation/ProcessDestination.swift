@@ -108,6 +108,12 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
     private var signals: IsolatedSignals?
     /// Empty results frames: the runner is waiting to retry an item (guarded by `condition`).
     private var heartbeats = 0
+    /// Items sent to the current process and not answered yet: a results frame may answer no
+    /// more (guarded by `condition`).
+    private var awaitingResults = 0
+    /// Why the reader ended the current process: the frame it sent that the host refused
+    /// (guarded by `condition`, taken by the crash report).
+    private var protocolError: String?
     /// Settings of the latest update (the worker writes, the pump reads for a restart).
     private let latestSettings = Locked<[UInt8]?>(nil)
 
@@ -348,6 +354,9 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         }
         w.end()
         var answered = 0
+        condition.lock()
+        awaitingResults = batch.count
+        condition.unlock()
         var lastProgress = monotonicSeconds()
         if !child.send(w.bytes, deadline: lastProgress + timeout) {
             finishCrash(batch: batch, answered: 0, sequence: sequence, timedOut: !isGone(), timeout: timeout)
@@ -467,7 +476,10 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         // Starting a process and loading the library is not a hook call: at least 5 s for it
         // (and for `create`), however short the per-call deadline is.
         let deadline = monotonicSeconds() + max(timeout, 5)
-        guard process.readable(until: deadline), let (kind, payload) = process.readFrame() else { return fail("loading the library") }
+        guard process.readable(until: deadline) else { return fail("loading the library") }
+        guard case .frame(let kind, let payload) = RunnerFrames.read(process.fd), kind == .ready || kind == .refused else {
+            return fail("loading the library")
+        }
         if kind == .refused {
             var r = WireReader(payload)
             let text = r.text()
@@ -487,11 +499,17 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         var answer: [UInt8]?
         let services = client.withLock { $0.services }
         while answer == nil {
-            guard process.readable(until: deadline), let (frameKind, frame) = process.readFrame() else { return fail("creating the instance") }
-            switch frameKind {
-            case .started: answer = frame
-            case .call: if let services { self.answer(frame, services: services, process: process, plugins: plugins, signals: signals) }
-            case .verdict: plugins.deliverVerdict(frame)
+            guard process.readable(until: deadline) else { return fail("creating the instance") }
+            let read = RunnerFrames.read(process.fd)
+            switch read {
+            case .frame(.started, let frame): answer = frame
+            case .frame(.call, let frame):
+                guard case .success(let call) = RunnerFrames.call(frame) else { return fail("creating the instance (it sent a malformed call frame)") }
+                if let services { self.answer(call, services: services, process: process, plugins: plugins, signals: signals) }
+            case .frame(.verdict, let frame):
+                guard case .success(let verdict) = RunnerFrames.verdict(frame) else { return fail("creating the instance (it sent a malformed verdict frame)") }
+                plugins.deliverVerdict(verdict)
+            case .malformed(let why): return fail("creating the instance (it sent a malformed frame: \(why))")
             default: return fail("creating the instance")
             }
         }
@@ -511,6 +529,8 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         self.signals = signals
         childGone = false
         incoming.removeAll()
+        awaitingResults = 0
+        protocolError = nil
         condition.unlock()
         let reader = Thread { [self] in readLoop(process, plugins: plugins, signals: signals) }
         reader.name = "isolated \(key) reader"
@@ -525,55 +545,69 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         return .started(replay: replay)
     }
 
-    /// Reads the child's frames: results for the pump, calls answered here.
+    /// Reads the child's frames: results for the pump, calls answered here. Everything in them is
+    /// the library's to forge: a frame that is malformed, or answers items the host did not send,
+    /// ends the process (the pump reports it with the reason).
     private func readLoop(_ process: RunnerProcess, plugins: IsolatedPlugins, signals: IsolatedSignals) {
         let services = client.withLock { $0.services }
-        while let (kind, payload) = process.readFrame() {
-            switch kind {
-            case .results:
-                var r = WireReader(payload)
-                let count = Int(r.u32())
-                if count == 0 {
-                    condition.lock()
-                    heartbeats += 1
-                    condition.broadcast()
-                    condition.unlock()
-                    continue
+        var malformed: RunnerFrames.MalformedFrame?
+        reading: while true {
+            switch RunnerFrames.read(process.fd) {
+            case .end: break reading
+            case .malformed(let why): malformed = why; break reading
+            case .frame(let kind, let payload):
+                switch kind {
+                case .results:
+                    switch RunnerFrames.results(payload) {
+                    case .failure(let why): malformed = why; break reading
+                    case .success(let outcomes) where outcomes.isEmpty:
+                        condition.lock()
+                        heartbeats += 1
+                        condition.broadcast()
+                        condition.unlock()
+                    case .success(let outcomes):
+                        condition.lock()
+                        guard outcomes.count <= awaitingResults else {
+                            let expected = awaitingResults
+                            condition.unlock()
+                            malformed = .init(description: "results frame answers \(outcomes.count) items, \(expected) are waiting for an answer")
+                            break reading
+                        }
+                        awaitingResults -= outcomes.count
+                        incoming.append(contentsOf: outcomes.map { ($0.status, $0.message) })
+                        condition.broadcast()
+                        condition.unlock()
+                    }
+                case .call:
+                    switch RunnerFrames.call(payload) {
+                    case .failure(let why): malformed = why; break reading
+                    case .success(let call):
+                        if let services { answer(call, services: services, process: process, plugins: plugins, signals: signals) }
+                    }
+                case .verdict:
+                    switch RunnerFrames.verdict(payload) {
+                    case .failure(let why): malformed = why; break reading
+                    case .success(let verdict): plugins.deliverVerdict(verdict)
+                    }
+                default:
+                    malformed = .init(description: "a \(kind) frame after the instance was created")
+                    break reading
                 }
-                var parsed: [(UInt8, String)] = []
-                parsed.reserveCapacity(count)
-                for _ in 0..<count {
-                    let status = r.u8()
-                    let message = r.text()
-                    if r.failed { break }
-                    parsed.append((status, message))
-                }
-                condition.lock()
-                incoming.append(contentsOf: parsed)
-                condition.broadcast()
-                condition.unlock()
-            case .call:
-                if let services { answer(payload, services: services, process: process, plugins: plugins, signals: signals) }
-            case .verdict:
-                plugins.deliverVerdict(payload)
-            default:
-                break
             }
         }
+        if malformed != nil { process.kill() }
         condition.lock()
-        if currentChild === process { childGone = true }
+        if currentChild === process {
+            childGone = true
+            if let malformed, protocolError == nil { protocolError = malformed.description }
+        }
         condition.broadcast()
         condition.unlock()
     }
 
-    private func answer(_ payload: [UInt8], services: HostServices, process: RunnerProcess, plugins: IsolatedPlugins,
+    private func answer(_ call: RunnerFrames.Call, services: HostServices, process: RunnerProcess, plugins: IsolatedPlugins,
                         signals: IsolatedSignals) {
-        var r = WireReader(payload)
-        let id = r.u32()
-        let function = IsolationWire.Function(rawValue: r.u8())
-        let arg = r.i64()
-        let bytes = r.data()
-        guard !r.failed, let function else { return }
+        let (id, function, arg, bytes) = (call.id, call.function, call.arg, call.bytes)
         var status = IsolationWire.ok
         var reply: [UInt8] = []
         func set(_ result: NativeHookResult) {
@@ -722,9 +756,17 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         }
         let events = again.filter { $0.event != nil }.count
         client.withLock { $0.stats }?._retried.wrappingAdd(events, ordering: .relaxed)
-        let what = timedOut
-            ? "did not answer within \(timeout) s and was killed"
-            : describeEnd(status: status, during: during)
+        condition.lock()
+        let refusedFrame = protocolError
+        protocolError = nil
+        condition.unlock()
+        let what = if let refusedFrame {
+            "sent the host a malformed frame (\(refusedFrame)) and was ended"
+        } else if timedOut {
+            "did not answer within \(timeout) s and was killed"
+        } else {
+            describeEnd(status: status, during: during)
+        }
         var text = "library \(info.file) (process-isolated) \(what) while \(during ?? "idle")"
         let willDisable = crashTimes.count >= limits.maxCrashes
         if let givenUp {
