@@ -8,10 +8,12 @@ import Glibc
 //
 //   analytics-plugin-runner --scan FILE  [--parent PID] [--toolchain T]
 //   analytics-plugin-runner --serve FILE [--parent PID] [--toolchain T] [--memory-limit BYTES | --cgroup DIR] [--progress]
+//                           [--grant network] [--max-open-files N] [--max-file-bytes BYTES]
 //
-// The host starts it with the protocol on fd 3 (commands in) and fd 4 (results out), standard
-// input on /dev/null and standard output on the host's standard error; with --progress, fd 5 is a
-// shared page where it publishes the item it is calling (ProgressPage).
+// The host starts it in a session of its own with the protocol on fd 3 (commands in) and fd 4
+// (results out), standard input on /dev/null and standard output and error on a pipe the host
+// reads (each line prefixed with the library's key); with --progress, fd 5 is a shared page where
+// it publishes the item it is calling and the calls its filter refused (ProgressPage).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 func value(_ name: String) -> String? {
@@ -37,7 +39,12 @@ if let cgroup = value("--cgroup"), ah_runner_join_cgroup(cgroup, &err, err.count
     FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
     exit(1)
 }
-if ah_runner_sandbox(arguments.contains("--progress") ? 5 : PluginRunner.resultsFd, limit, parent, &err, err.count) < 0 {
+let progress = arguments.contains("--progress")
+let grants: UInt32 = (value("--grant") ?? "").split(separator: ",").contains("network") ? UInt32(AH_GRANT_NETWORK) : 0
+var options = ah_jail_options(keep_max: progress ? 5 : PluginRunner.resultsFd, memory_limit: limit, parent_pid: parent, grants: grants,
+                              report_fd: progress ? 5 : -1, max_open_files: UInt64(value("--max-open-files") ?? "0") ?? 0,
+                              max_file_bytes: UInt64(value("--max-file-bytes") ?? "0") ?? 0)
+if ah_runner_sandbox(&options, &err, err.count) < 0 {
     FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
     exit(1)
 }

@@ -2,6 +2,8 @@
  * "path" (one line each, with write(2)), and attacks its host on purpose, by event name:
  *   "Garbage"   writes a 9-byte results frame claiming 4294967295 outcomes on the runner's socket
  *               (fd 4), then waits for ever (the host must end it);
+ *   "Print"     prints a line that looks like the host's and terminal control sequences on its
+ *               standard error, and a line on its standard output;
  *   "Attacks"   tries every attack below and writes, instead of the event, one JSON line of the
  *               errno each attempt ended with (0: it worked):
  *     killHostThread / tgkillHostThread / sigqueueHost  signal 0 to a thread of the host that is not
@@ -177,6 +179,13 @@ static void attacks(ah_instance *self) {
 static ah_status event(ah_instance *self, const char *json, size_t len, char *err, size_t cap) {
     (void)err; (void)cap;
     if (contains(json, len, "\"event\":\"Attacks\"")) { attacks(self); return AH_OK; }
+    if (contains(json, len, "\"event\":\"Print\"")) {
+        /* A line that looks like the host's, and one that moves the cursor up and clears it. */
+        fprintf(stderr, "analytics-host: every event delivered\n\033[1A\033[2Kcleared\n");
+        fflush(stderr);
+        printf("on standard output\n");
+        fflush(stdout);
+    }
     if (contains(json, len, "\"event\":\"Garbage\"")) {
         /* length 5, kind 13 (results), count 0xFFFFFFFF: nine bytes. */
         static const unsigned char garbage[9] = { 5, 0, 0, 0, 13, 0xff, 0xff, 0xff, 0xff };

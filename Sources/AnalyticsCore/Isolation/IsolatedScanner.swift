@@ -104,7 +104,8 @@ public struct IsolatedScanner: Sendable {
         }
         let process: RunnerProcess
         do throws(RunnerProcess.SpawnError) {
-            process = try RunnerProcess.spawn(runner: runner, arguments: ["--scan", file, "--toolchain", SwiftToolchain.current])
+            process = try RunnerProcess.spawn(runner: runner, arguments: ["--scan", file, "--toolchain", SwiftToolchain.current],
+                                              label: (file as NSString).lastPathComponent)
         } catch {
             return failed("not scanned: \(error)")
         }

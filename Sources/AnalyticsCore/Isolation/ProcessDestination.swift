@@ -117,6 +117,11 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
     /// Settings of the latest update (the worker writes, the pump reads for a restart).
     private let latestSettings = Locked<[UInt8]?>(nil)
 
+    /// What the library's settings grant it beyond the jail.
+    let grants: JailGrants
+    /// System calls of the library its jail refused, reported already (pump only).
+    private var refusalsReported: Set<Int> = []
+
     private var pump: Thread?
     private let pumpDone = DispatchSemaphore(value: 0)
 
@@ -127,6 +132,7 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         self.limits = analytics.configuration.isolation
         self.retryPolicy = NativeRetryPolicy()
         self.wholeSettings = info.wantsWholeSettings
+        self.grants = JailGrants(settings: settings, key: info.key)
         let directory = analytics.configuration.storageDirectory + "/plugins/" + NativeClientServices.directoryName(for: info.key)
         var start: JSONObject = ["settings": .object(settings), "storageDirectory": .string(directory)]
         start["options"] = .object(analytics.configuration.pluginOptions[info.key] ?? [:])
@@ -392,6 +398,22 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
             return
         }
         crashesInARow = 0
+        reportRefusals()
+    }
+
+    /// Reports each system call the jail refused this library, once (the runner notes them in
+    /// the progress page as they happen).
+    private func reportRefusals() {
+        guard let progress else { return }
+        let new = progress.refusedCalls().filter { !refusalsReported.contains($0) }
+        guard !new.isEmpty else { return }
+        refusalsReported.formUnion(new)
+        let analytics = client.withLock { $0.analytics.value }
+        for number in new {
+            let name = RefusedCalls.name(number)
+            analytics?.report(.plugin(name: key, message: "library \(info.file) (process-isolated) called \(name), which its jail "
+                + "refuses (\(RefusedCalls.purpose(name))): it failed with EPERM (reported once)"))
+        }
     }
 
     private func currentPlugins() -> IsolatedPlugins? {
@@ -459,7 +481,8 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
             var arguments = ["--serve", info.file] + memoryLimitArguments()
             arguments += ["--toolchain", SwiftToolchain.current]
             if progress != nil { arguments.append("--progress") }
-            process = try RunnerProcess.spawn(runner: runner, arguments: arguments, progress: progress)
+            arguments += grants.runnerArguments + limits.fileLimitArguments
+            process = try RunnerProcess.spawn(runner: runner, arguments: arguments, label: key, progress: progress)
         } catch {
             return .refused("cannot start \(PluginRunnerLocator.executableName): \(error)")
         }
@@ -806,6 +829,7 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
 
     private func endChild() {
         guard let process = child else { return }
+        reportRefusals()
         child = nil
         condition.lock()
         if currentChild === process { currentChild = nil }

@@ -1,3 +1,4 @@
+import CProcessControl
 import Foundation
 import Glibc
 import Testing
@@ -66,5 +67,70 @@ import Testing
         }
         #expect(reports.count == 3, "\(s.errors.messages)")
         #expect(reports.allSatisfy { $0.hasPrefix("plugin Hostile: library \(s.dir)/plugins/libhostile.so (process-isolated)") })
+    }
+
+    /// The attacks of hostile.c's "Attacks" event, once as it tried them.
+    func attacks(_ s: Setup) throws -> JSON {
+        try #require(lines(s.hostileOutput).first { $0["killHostThread"] != nil })
+    }
+
+    @Test func signalsResourceLimitsTerminalsAndNewProcessesAreRefusedReportedOnceAndTheHostGoesOn() throws {
+        let s = try start()
+        defer { FixtureBuilder.remove(s.dir) }
+        s.analytics.track("Before")
+        s.analytics.track("Attacks")
+        s.analytics.track("Attacks")
+        s.analytics.track("After")
+        #expect(s.analytics.shutdown())
+
+        let a = try attacks(s)
+        let eperm = Int(EPERM)
+        #expect(a["hostThread"]?.intValue ?? 0 > 0, "the host has threads to aim at: \(a)")
+        for name in ["killHostThread", "tgkillHostThread", "sigqueueHost", "setown", "setownEx", "setsig", "prlimitHost",
+                     "tiocsti", "fork", "cloneProcess", "execve", "udp"] {
+            #expect(a[name]?.intValue == eperm, "\(name): \(a)")
+        }
+        #expect(a["prlimitSelf"]?.intValue == 0, "its own limits stay readable")
+        #expect(a["thread"]?.intValue == 0, "threads are fine")
+        #expect(a["ownSession"]?.intValue == 1, "a session of its own: no controlling terminal")
+        #expect(a["nofile"]?.intValue == 1024)
+        #expect(a["fsize"]?.intValue == 1 << 30)
+        let names = (a["env"]?.stringValue ?? "").split(separator: ",")
+        #expect(names.allSatisfy { RunnerProcess.keepsVariable($0) || $0 == "SWIFT_BACKTRACE" }, "cleaned environment: \(names)")
+        #expect(ah_process_dumpable() == 0, "no process of the same user opens the host's /proc files")
+
+        let file = try #require(s.analytics.timeline.stats(forKey: "File"))
+        #expect((file.delivered, file.failed) == (4, 0), "the other destination gets everything")
+        let hostile = try #require(s.analytics.timeline.stats(forKey: "Hostile"))
+        #expect((hostile.delivered, hostile.failed, hostile.restarts) == (4, 0, 0), "refused calls fail in the library; nothing crashes")
+        #expect(lines(s.hostileOutput).compactMap { $0["event"]?.stringValue } == ["Before", "After"])
+        for call in ["kill", "tgkill", "rt_sigqueueinfo", "fcntl", "prlimit64", "ioctl", "clone", "execve", "socket"] {
+            let reports = s.errors.messages.filter { $0.contains("(process-isolated) called \(call), which its jail refuses") }
+            #expect(reports.count == 1, "\(call) reported once: \(s.errors.messages)")
+            #expect(reports.allSatisfy { $0.hasPrefix("plugin Hostile: library \(s.dir)/plugins/libhostile.so") })
+        }
+    }
+
+    /// The host's standard error is the host's: what a runner prints comes out prefixed with its
+    /// library's key, control characters defused.
+    @Test func whatARunnerPrintsIsPrefixedWithItsLibraryAndDefused() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FixtureBuilder.library("hostile", in: plugins)
+        let settings = dir + "/settings.json"
+        try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson"},"Hostile":{"isolation":"process"}}}"#
+            .write(toFile: settings, atomically: true, encoding: .utf8)
+        let input = #"{"type":"track","event":"Print","anonymousId":"a"}"# + "\n"
+        let result = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run",
+            "--settings", settings, "--plugins", plugins, "--storage", dir + "/state", "--drain-timeout", "0"],
+            stdin: Data(input.utf8))
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.contains("runner Hostile: analytics-host: every event delivered"), "\(result.stderr)")
+        #expect(lines.contains("runner Hostile: ?[1A?[2Kcleared"), "\(result.stderr)")
+        #expect(lines.contains("runner Hostile: on standard output"), "\(result.stderr)")
+        #expect(!lines.contains { $0.hasPrefix("analytics-host: every event") }, "nothing passes for the host's own")
+        #expect(!result.stderr.contains("\u{1B}"))
     }
 }
