@@ -332,3 +332,83 @@ int64_t ah_runner_sandbox(const struct ah_jail_options *o, char *err, size_t cap
     if ((applied & AH_SANDBOX_NO_NEW_PRIVS) && install_filter(o->grants)) applied |= AH_SANDBOX_SYSCALL_FILTER;
     return applied;
 }
+
+/* ---- the file system and network: Landlock ---------------------------------------------- */
+
+#include <linux/landlock.h>
+#include <sys/stat.h>
+
+/* Rights of later Landlock ABIs than this system's header may know. */
+#define AH_LL_FS_REFER (1ULL << 13)
+#define AH_LL_FS_TRUNCATE (1ULL << 14)
+#define AH_LL_FS_IOCTL_DEV (1ULL << 15)
+#define AH_LL_NET_BIND_TCP (1ULL << 0)
+#define AH_LL_NET_CONNECT_TCP (1ULL << 1)
+#define AH_LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define AH_LL_SCOPE_SIGNAL (1ULL << 1)
+#define AH_LL_RULE_PATH_BENEATH 1
+
+/* The ruleset attribute of ABI 6 (the kernel takes a larger struct whose extra fields are 0). */
+struct ah_ruleset_attr { uint64_t handled_access_fs, handled_access_net, scoped; };
+struct ah_path_beneath { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
+
+int ah_runner_landlock_abi(void) {
+#ifdef SYS_landlock_create_ruleset
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    return abi > 0 ? (int)abi : 0;
+#else
+    return 0;
+#endif
+}
+
+#define FILE_RIGHTS (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE \
+                     | AH_LL_FS_TRUNCATE | AH_LL_FS_IOCTL_DEV)
+
+static int add_path(int ruleset, const char *path, uint64_t rights, uint64_t handled) {
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return 0;  /* a path that does not exist here grants nothing */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= FILE_RIGHTS;
+    struct ah_path_beneath rule = { rights & handled, fd };
+    long rc = syscall(SYS_landlock_add_rule, ruleset, AH_LL_RULE_PATH_BENEATH, &rule, 0);
+    close(fd);
+    return rc == 0;
+}
+
+int ah_runner_landlock(const char *const *read_paths, size_t read_count, const char *const *write_paths, size_t write_count,
+                       uint32_t grants, char *err, size_t cap) {
+#ifdef SYS_landlock_create_ruleset
+    int abi = ah_runner_landlock_abi();
+    if (abi <= 0) return 0;
+    uint64_t fs = (1ULL << 13) - 1;  /* ABI 1: execute … make_sym */
+    if (abi >= 2) fs |= AH_LL_FS_REFER;
+    if (abi >= 3) fs |= AH_LL_FS_TRUNCATE;
+    if (abi >= 5) fs |= AH_LL_FS_IOCTL_DEV;
+    struct ah_ruleset_attr attr = { fs, 0, 0 };
+    /* Handled with no rule: every TCP bind and connect refused (sockets are refused by the
+     * filter as well; this holds for a socket the library was given). */
+    if (abi >= 4 && !(grants & AH_GRANT_NETWORK)) attr.handled_access_net = AH_LL_NET_BIND_TCP | AH_LL_NET_CONNECT_TCP;
+    /* No signal to a process outside this domain (the host, its threads), by any path (kill,
+     * tgkill, a descriptor owner), and no abstract unix socket of another domain. */
+    if (abi >= 6) attr.scoped = AH_LL_SCOPE_SIGNAL | AH_LL_SCOPE_ABSTRACT_UNIX_SOCKET;
+    size_t size = abi >= 6 ? sizeof attr : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+    if (ruleset < 0) {
+        if (err && cap) snprintf(err, cap, "landlock_create_ruleset (ABI %d): %s", abi, strerror(errno));
+        return -1;
+    }
+    uint64_t read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+    for (size_t i = 0; i < read_count; i++) add_path(ruleset, read_paths[i], read, fs);
+    for (size_t i = 0; i < write_count; i++) add_path(ruleset, write_paths[i], fs, fs);
+    long rc = syscall(SYS_landlock_restrict_self, ruleset, 0);
+    close(ruleset);
+    if (rc != 0) {
+        if (err && cap) snprintf(err, cap, "landlock_restrict_self (ABI %d): %s", abi, strerror(errno));
+        return -1;
+    }
+    return abi;
+#else
+    (void)read_paths; (void)read_count; (void)write_paths; (void)write_count; (void)grants; (void)err; (void)cap;
+    return 0;
+#endif
+}

@@ -9,6 +9,7 @@ import Glibc
 //   analytics-plugin-runner --scan FILE  [--parent PID] [--toolchain T]
 //   analytics-plugin-runner --serve FILE [--parent PID] [--toolchain T] [--memory-limit BYTES | --cgroup DIR] [--progress]
 //                           [--grant network] [--max-open-files N] [--max-file-bytes BYTES]
+//                           [--own-directory DIR] [--allow-files PATH]... [--allow-read PATH]...
 //
 // The host starts it in a session of its own with the protocol on fd 3 (commands in) and fd 4
 // (results out), standard input on /dev/null and standard output and error on a pipe the host
@@ -48,8 +49,29 @@ if ah_runner_sandbox(&options, &err, err.count) < 0 {
     FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
     exit(1)
 }
+// The file system and the network (Landlock, where the kernel has it): before the library is
+// opened, so that its constructors are confined too.
+func values(_ name: String) -> [String] { zip(arguments, arguments.dropFirst()).filter { $0.0 == name }.map(\.1) }
+let reach = RunnerJailPaths.paths(library: file, own: value("--own-directory"), granted: values("--allow-files"),
+                                  grantedRead: values("--allow-read"))
+let confined = withCStrings(reach.read) { read in
+    withCStrings(reach.write) { write in
+        ah_runner_landlock(read.baseAddress, read.count, write.baseAddress, write.count, grants, &err, err.count)
+    }
+}
+if confined < 0 {
+    FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
+    exit(1)
+}
 let toolchain = value("--toolchain") ?? SwiftToolchain.current
 exit(scanFile != nil ? PluginRunner.scan(file: file, toolchain: toolchain) : PluginRunner.serve(file: file, toolchain: toolchain))
+
+/// `body` with the strings as a C array of `const char *`.
+func withCStrings<R>(_ strings: [String], _ body: (UnsafeBufferPointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies = strings.map { UnsafePointer(strdup($0)) }
+    defer { for p in copies { free(UnsafeMutablePointer(mutating: p)) } }
+    return copies.withUnsafeBufferPointer(body)
+}
 
 enum FileHandle {
     static func standardErrorWrite(_ text: String) {

@@ -7,7 +7,8 @@
  *   "Attacks"   tries every attack below and writes, instead of the event, one JSON line of the
  *               errno each attempt ended with (0: it worked):
  *     killHostThread / tgkillHostThread / sigqueueHost  signal 0 to a thread of the host that is not
- *                   its main thread (kill, tgkill) and to the host (rt_sigqueueinfo);
+ *                   its main thread (the settings' "thread", else one /proc lists) with kill and
+ *                   tgkill, and to the host (rt_sigqueueinfo);
  *     setown / setownEx / setsig   F_SETOWN (the host), F_SETOWN_EX, F_SETSIG on a descriptor;
  *     prlimitHost   prlimit64 on the host (read only);  prlimitSelf  on itself (allowed);
  *     tiocsti       ioctl(TIOCSTI) on standard error;  ownSession  1 when it leads its own session;
@@ -46,7 +47,7 @@
 
 extern char **environ;
 
-struct ah_instance { int fd; char secret[512]; char outside[512]; int port; };
+struct ah_instance { int fd; char secret[512]; char outside[512]; int port; int thread; };
 
 static int contains(const char *text, size_t len, const char *needle) {
     size_t n = strlen(needle), i;
@@ -70,10 +71,12 @@ static void setting(const char *settings, size_t len, const char *key, char *out
 
 static int errno_of(long rc) { return rc < 0 ? errno : 0; }
 
-/* A thread of the host that is not its main thread (0 when there is none). */
-static pid_t host_thread(pid_t host) {
+/* A thread of the host that is not its main thread (0 when there is none): the settings' "thread"
+ * when given, else one /proc lists. */
+static pid_t host_thread(pid_t host, int given) {
     char path[64];
-    pid_t found = 0;
+    pid_t found = given;
+    if (given > 0) return given;
     snprintf(path, sizeof path, "/proc/%d/task", (int)host);
     DIR *dir = opendir(path);
     struct dirent *entry;
@@ -127,7 +130,7 @@ static long long soft(int resource) {
 static void attacks(ah_instance *self) {
     char line[8192], names[4096];
     size_t used = 0, n = 0;
-    pid_t host = getppid(), thread = host_thread(host);
+    pid_t host = getppid(), thread = host_thread(host, self->thread);
     int pipefd[2] = { -1, -1 };
     struct f_owner_ex owner = { F_OWNER_PID, host };
     struct rlimit got;
@@ -209,7 +212,7 @@ static void destroy(ah_instance *self) {
 }
 
 static ah_instance *create(const ah_host *host, const char *settings, size_t len, char *err, size_t cap) {
-    char path[512], port[16];
+    char path[512], port[16], thread[16];
     ah_instance *self;
     (void)host; (void)err; (void)cap;
     self = (ah_instance *)calloc(1, sizeof *self);
@@ -219,6 +222,8 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
     setting(settings, len, "\"outside\":", self->outside, sizeof self->outside);
     setting(settings, len, "\"port\":", port, sizeof port);
     self->port = atoi(port);
+    setting(settings, len, "\"thread\":", thread, sizeof thread);
+    self->thread = atoi(thread);
     self->fd = path[0] ? open(path, O_WRONLY | O_APPEND | O_CREAT, 0644) : -1;
     return self;
 }

@@ -41,6 +41,9 @@ public struct IsolationConfiguration: Sendable, Equatable {
     /// Each runner's RLIMIT_FSIZE (bytes in one file it writes; past it a write fails with
     /// EFBIG); 0: the host's.
     public var maxFileBytes: UInt64 = 1 << 30
+    /// What the application grants libraries beyond the jail, by key (added to what their
+    /// settings' `isolation.allow` grants; see `JailGrants`).
+    public var grants: [String: JailGrants] = [:]
     /// Most processes and threads of one library's runners together (a pids cgroup, where the
     /// host may make one); 0: no limit.
     public var maxThreads = 256

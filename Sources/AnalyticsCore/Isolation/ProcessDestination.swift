@@ -119,6 +119,8 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
 
     /// What the library's settings grant it beyond the jail.
     let grants: JailGrants
+    /// The directory the library may write (its storage directory, made before each start).
+    private let ownDirectory: String
     /// System calls of the library its jail refused, reported already (pump only).
     private var refusalsReported: Set<Int> = []
 
@@ -132,8 +134,9 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         self.limits = analytics.configuration.isolation
         self.retryPolicy = NativeRetryPolicy()
         self.wholeSettings = info.wantsWholeSettings
-        self.grants = JailGrants(settings: settings, key: info.key)
+        self.grants = JailGrants(settings: settings, key: info.key).merged(with: analytics.configuration.isolation.grants[info.key])
         let directory = analytics.configuration.storageDirectory + "/plugins/" + NativeClientServices.directoryName(for: info.key)
+        ownDirectory = directory
         var start: JSONObject = ["settings": .object(settings), "storageDirectory": .string(directory)]
         start["options"] = .object(analytics.configuration.pluginOptions[info.key] ?? [:])
         if let signals = analytics.signals {
@@ -147,6 +150,7 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
             $0.hookTimeout = analytics.configuration.hookTimeout
             $0.analytics = WeakAnalytics(analytics)
         }
+        for problem in grants.problems { analytics.report(.plugin(name: info.key, message: problem + " (granted nothing)")) }
         // The first process starts now, as an in-process library is created now: the timeline
         // plugins its `create` adds are in place before the client's first event. A failure is
         // handled when the first item needs the process (restart with backoff, or disabled).
@@ -481,7 +485,8 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
             var arguments = ["--serve", info.file] + memoryLimitArguments()
             arguments += ["--toolchain", SwiftToolchain.current]
             if progress != nil { arguments.append("--progress") }
-            arguments += grants.runnerArguments + limits.fileLimitArguments
+            arguments += grants.runnerArguments + limits.fileLimitArguments + ["--own-directory", ownDirectory]
+            try? FileManager.default.createDirectory(atPath: ownDirectory, withIntermediateDirectories: true)
             process = try RunnerProcess.spawn(runner: runner, arguments: arguments, label: key, progress: progress)
         } catch {
             return .refused("cannot start \(PluginRunnerLocator.executableName): \(error)")

@@ -16,8 +16,8 @@ import Testing
         let fileOutput: String
     }
 
-    func start(hostileSettings: JSONObject = [:], configure: (inout Configuration) -> Void = { _ in }) throws -> Setup {
-        let dir = try FixtureBuilder.makeDirectory()
+    func start(dir made: String? = nil, hostileSettings: JSONObject = [:], configure: (inout Configuration) -> Void = { _ in }) throws -> Setup {
+        let dir = try made ?? FixtureBuilder.makeDirectory()
         let plugins = dir + "/plugins"
         mkdir(plugins, 0o755)
         try FixtureBuilder.library("hostile", in: plugins)
@@ -74,8 +74,39 @@ import Testing
         try #require(lines(s.hostileOutput).first { $0["killHostThread"] != nil })
     }
 
+    /// A thread of this (the host's) process that is not its main thread.
+    func hostThread() throws -> Int {
+        let tids = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap { Int($0) }
+        return try #require(tids.first { $0 != Int(getpid()) })
+    }
+
+    /// A TCP socket listening on 127.0.0.1 (closed by the caller) and its port.
+    func listener() throws -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound)
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// Settings that aim the attacks at this process's files and ports: a secret file (as the
+    /// host's settings or queue would be), a file outside the library's directory, a port.
+    func aimed(_ dir: String, port: Int) throws -> JSONObject {
+        try "write-key".write(toFile: dir + "/secret.json", atomically: true, encoding: .utf8)
+        return ["thread": .string(String(try hostThread())), "secret": .string(dir + "/secret.json"),
+                "outside": .string(dir + "/outside.txt"), "port": .string(String(port))]
+    }
+
     @Test func signalsResourceLimitsTerminalsAndNewProcessesAreRefusedReportedOnceAndTheHostGoesOn() throws {
-        let s = try start()
+        let dir = try FixtureBuilder.makeDirectory()
+        let port = try listener()
+        defer { close(port.fd) }
+        let s = try start(dir: dir, hostileSettings: try aimed(dir, port: port.port))
         defer { FixtureBuilder.remove(s.dir) }
         s.analytics.track("Before")
         s.analytics.track("Attacks")
@@ -91,6 +122,10 @@ import Testing
             #expect(a[name]?.intValue == eperm, "\(name): \(a)")
         }
         #expect(a["prlimitSelf"]?.intValue == 0, "its own limits stay readable")
+        #expect(a["connect"]?.intValue == eperm, "no socket but AF_UNIX: \(a)")
+        #expect(a["readSecret"]?.intValue == Int(EACCES), "nothing of the file system beyond its own directory: \(a)")
+        #expect(a["writeOutside"]?.intValue == Int(EACCES), "\(a)")
+        #expect(!FileManager.default.fileExists(atPath: s.dir + "/outside.txt"))
         #expect(a["thread"]?.intValue == 0, "threads are fine")
         #expect(a["ownSession"]?.intValue == 1, "a session of its own: no controlling terminal")
         #expect(a["nofile"]?.intValue == 1024)
@@ -132,5 +167,28 @@ import Testing
         #expect(lines.contains("runner Hostile: on standard output"), "\(result.stderr)")
         #expect(!lines.contains { $0.hasPrefix("analytics-host: every event") }, "nothing passes for the host's own")
         #expect(!result.stderr.contains("\u{1B}"))
+    }
+
+    /// The same library, granted the network and the test's directory in its settings: what it
+    /// asked for works, the rest stays refused.
+    @Test func whatTheSettingsGrantWorks() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        let port = try listener()
+        defer { close(port.fd) }
+        var settings = try aimed(dir, port: port.port)
+        settings["isolation"] = ["mode": "process", "allow": ["network", .string("files:" + dir)]]
+        let s = try start(dir: dir, hostileSettings: settings)
+        defer { FixtureBuilder.remove(s.dir) }
+        s.analytics.track("Attacks")
+        #expect(s.analytics.shutdown())
+        let a = try attacks(s)
+        #expect(a["connect"]?.intValue == 0, "granted: \(a)")
+        #expect(a["udp"]?.intValue == 0, "granted: \(a)")
+        #expect(a["readSecret"]?.intValue == 0, "granted: \(a)")
+        #expect(a["writeOutside"]?.intValue == 0, "granted: \(a)")
+        #expect(FileManager.default.fileExists(atPath: s.dir + "/outside.txt"))
+        #expect(a["killHostThread"]?.intValue == Int(EPERM), "not granted, still refused")
+        #expect(!s.errors.messages.contains { $0.contains("called socket") }, "\(s.errors.messages)")
+        #expect(s.errors.messages.contains { $0.contains("called kill, which its jail refuses") })
     }
 }
