@@ -287,7 +287,7 @@ int ah_runner_join_cgroup(const char *dir, char *err, size_t cap) {
     int n = snprintf(pid, sizeof pid, "%d", (int)getpid());
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0 || write(fd, pid, (size_t)n) != n) {
-        if (err && cap) snprintf(err, cap, "cannot join the memory cgroup %s: %s", dir, strerror(errno));
+        if (err && cap) snprintf(err, cap, "cannot join the cgroup %s: %s", dir, strerror(errno));
         if (fd >= 0) close(fd);
         return -1;
     }

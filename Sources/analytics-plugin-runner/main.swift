@@ -36,7 +36,8 @@ func text(_ buffer: [CChar]) -> String {
 let limit = ThreadSanitizer.isActive ? 0 : UInt64(value("--memory-limit") ?? "0") ?? 0
 let parent = Int32(value("--parent") ?? "0") ?? 0
 // The memory cgroup the host made for this library (its limit holds before the library is opened).
-if let cgroup = value("--cgroup"), ah_runner_join_cgroup(cgroup, &err, err.count) != 0 {
+// Its pids cgroup (processes and threads of the library), likewise.
+for cgroup in [value("--pids-cgroup"), value("--cgroup")].compactMap({ $0 }) where ah_runner_join_cgroup(cgroup, &err, err.count) != 0 {
     FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
     exit(1)
 }

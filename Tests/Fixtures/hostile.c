@@ -19,7 +19,9 @@
  *     readSecret / writeOutside   opening the file "secret" for reading, creating "outside";
  *     connect       a TCP connection to 127.0.0.1:"port";  udp  a UDP socket;
  *     nofile / fsize   RLIMIT_NOFILE and RLIMIT_FSIZE soft limits (-1: unlimited);
- *     uid           its real uid.
+ *     uid           its real uid;  shadow  opening /etc/shadow;
+ *     cgroupLimit   opening its memory cgroup's limit for writing (-1: no memory cgroup);
+ *     threadsMade   how many of 64 threads alive at once it could make.
  * Build with -DKEY='"Name"' to give each copy its own key. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -98,7 +100,44 @@ static int new_process(int how) {
     return 0;
 }
 
+static int open_errno(const char *path, int flags);
+
 static void *nothing(void *arg) { return arg; }
+
+/* A thread that waits until the pipe it reads is closed. */
+static void *waiting(void *arg) {
+    char byte;
+    while (read(*(int *)arg, &byte, 1) > 0) {}
+    return NULL;
+}
+
+/* How many of 64 threads alive at once it could make. */
+static int threads_made(void) {
+    pthread_t threads[64];
+    int gate[2], made = 0;
+    if (pipe(gate) != 0) return -1;
+    while (made < 64 && pthread_create(&threads[made], NULL, waiting, &gate[0]) == 0) made++;
+    close(gate[1]);
+    for (int i = 0; i < made; i++) pthread_join(threads[i], NULL);
+    close(gate[0]);
+    return made;
+}
+
+/* Opening its own memory cgroup's limit for writing (raising it): 0 or errno; -1 without one. */
+static int cgroup_limit_errno(void) {
+    char line[512], path[700];
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    int e = -1;
+    while (f && fgets(line, sizeof line, f)) {
+        char *memory = strstr(line, ":memory:");
+        if (!memory) continue;
+        memory[strcspn(memory, "\n")] = 0;
+        snprintf(path, sizeof path, "/sys/fs/cgroup/memory%s/memory.limit_in_bytes", memory + 8);
+        e = open_errno(path, O_WRONLY);
+    }
+    if (f) fclose(f);
+    return e;
+}
 
 static int open_errno(const char *path, int flags) {
     if (!path[0]) return -1;
@@ -170,11 +209,12 @@ static void attacks(ah_instance *self) {
         thread_errno);
     used += (size_t)snprintf(line + used, sizeof line - used,
         "\"readSecret\":%d,\"writeOutside\":%d,\"connect\":%d,\"udp\":%d,\"nofile\":%lld,\"fsize\":%lld,\"uid\":%d,"
-        "\"env\":\"%s\"}\n",
+        "\"shadow\":%d,\"cgroupLimit\":%d,\"threadsMade\":%d,\"env\":\"%s\"}\n",
         open_errno(self->secret, O_RDONLY), open_errno(self->outside, O_WRONLY | O_CREAT),
         self->port > 0 ? connect_errno(self->port) : -1,
         errno_of(socket(AF_INET, SOCK_DGRAM, 0)),
-        soft(RLIMIT_NOFILE), soft(RLIMIT_FSIZE), (int)getuid(), names);
+        soft(RLIMIT_NOFILE), soft(RLIMIT_FSIZE), (int)getuid(),
+        open_errno("/etc/shadow", O_RDONLY), cgroup_limit_errno(), threads_made(), names);
     if (pipefd[0] >= 0) { close(pipefd[0]); close(pipefd[1]); }
     if (self->fd >= 0 && write(self->fd, line, used) != (ssize_t)used) { /* nothing to do */ }
 }

@@ -98,6 +98,9 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
     private var everStarted = false
     private let progress = ProgressPage()
     private var batchSequence: UInt64 = 0
+    /// The library's pids cgroup (every runner of it joins the same one), once made.
+    private var pidsCgroup: RunnerPidsCgroup?
+    private var pidsCgroupTried = false
     /// The library's memory cgroup (every runner of it joins the same one), once made.
     private var cgroup: RunnerCgroup?
     private var cgroupTried = false
@@ -323,6 +326,7 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
             if batch.last?.op == .destroy && child != nil { endChild() }
         }
         endChild()
+        pidsCgroup?.remove()
         cgroup?.remove()
         condition.lock()
         pumpFinished = true
@@ -486,6 +490,11 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
             arguments += ["--toolchain", SwiftToolchain.current]
             if progress != nil { arguments.append("--progress") }
             arguments += grants.runnerArguments + limits.fileLimitArguments + ["--own-directory", ownDirectory]
+            if !pidsCgroupTried {
+                pidsCgroupTried = true
+                pidsCgroup = RunnerPidsCgroup.make(limit: limits.maxThreads)
+            }
+            if let pidsCgroup { arguments += ["--pids-cgroup", pidsCgroup.path] }
             try? FileManager.default.createDirectory(atPath: ownDirectory, withIntermediateDirectories: true)
             process = try RunnerProcess.spawn(runner: runner, arguments: arguments, label: key, progress: progress)
         } catch {
@@ -851,5 +860,7 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         process.closeChannel()
         process.kill()
         process.wait()
+        // Nothing of the library outlives its process.
+        pidsCgroup?.killAll()
     }
 }

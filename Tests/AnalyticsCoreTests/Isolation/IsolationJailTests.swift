@@ -106,7 +106,7 @@ import Testing
         let dir = try FixtureBuilder.makeDirectory()
         let port = try listener()
         defer { close(port.fd) }
-        let s = try start(dir: dir, hostileSettings: try aimed(dir, port: port.port))
+        let s = try start(dir: dir, hostileSettings: try aimed(dir, port: port.port)) { $0.isolation.maxThreads = 32 }
         defer { FixtureBuilder.remove(s.dir) }
         s.analytics.track("Before")
         s.analytics.track("Attacks")
@@ -126,6 +126,14 @@ import Testing
         #expect(a["readSecret"]?.intValue == Int(EACCES), "nothing of the file system beyond its own directory: \(a)")
         #expect(a["writeOutside"]?.intValue == Int(EACCES), "\(a)")
         #expect(!FileManager.default.fileExists(atPath: s.dir + "/outside.txt"))
+        #expect(a["shadow"]?.intValue == Int(EACCES), "\(a)")
+        if a["cgroupLimit"]?.intValue != -1 {
+            #expect(a["cgroupLimit"]?.intValue == Int(EACCES), "its memory limit is not its to raise: \(a)")
+        }
+        if RunnerPidsCgroup.parent.path != nil {
+            let made = a["threadsMade"]?.intValue ?? -1
+            #expect(made > 0 && made < 32, "threads, but no more than its pids cgroup holds: \(a)")
+        }
         #expect(a["thread"]?.intValue == 0, "threads are fine")
         #expect(a["ownSession"]?.intValue == 1, "a session of its own: no controlling terminal")
         #expect(a["nofile"]?.intValue == 1024)
