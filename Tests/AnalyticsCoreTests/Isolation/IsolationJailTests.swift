@@ -199,4 +199,26 @@ import Testing
         #expect(!s.errors.messages.contains { $0.contains("called socket") }, "\(s.errors.messages)")
         #expect(s.errors.messages.contains { $0.contains("called kill, which its jail refuses") })
     }
+
+    /// `plugins` shows what each process-mode library is allowed and which jail mechanisms this
+    /// kernel provides.
+    @Test func pluginsShowsWhatEachLibraryIsAllowedAndTheJailOfThisKernel() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FixtureBuilder.library("hostile", in: plugins)
+        let settings = dir + "/settings.json"
+        try #"{"integrations":{"Hostile":{"isolation":{"mode":"process","allow":["network","files:/var/lib/hostile","bogus"]}}}}"#
+            .write(toFile: settings, atomically: true, encoding: .utf8)
+        let result = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "plugins",
+                                                                  "--plugins", plugins, "--settings", settings])
+        let text = result.stdout
+        let start = try #require(text.range(of: "Hostile  1.0.0"))
+        let entry = String(text[start.lowerBound...])
+        #expect(entry.contains("isolation  process"), "\(text)")
+        #expect(entry.contains("allowed    network, files:/var/lib/hostile"), "\(text)")
+        #expect(entry.contains("jail       seccomp filter"), "\(text)")
+        let landlock = JailMechanisms.landlockABI
+        #expect(entry.contains(landlock > 0 ? "jail       Landlock ABI \(landlock)" : "jail       no Landlock"), "\(text)")
+    }
 }

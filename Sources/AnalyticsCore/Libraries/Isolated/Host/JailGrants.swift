@@ -21,7 +21,7 @@ public struct JailGrants: Sendable, Equatable {
     }
 
     /// Both grants together.
-    func merged(with other: JailGrants?) -> JailGrants {
+    public func merged(with other: JailGrants?) -> JailGrants {
         guard let other else { return self }
         var all = self
         all.network = network || other.network
