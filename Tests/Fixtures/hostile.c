@@ -19,7 +19,7 @@
  *     readSecret / writeOutside   opening the file "secret" for reading, creating "outside";
  *     connect       a TCP connection to 127.0.0.1:"port";  udp  a UDP socket;
  *     nofile / fsize   RLIMIT_NOFILE and RLIMIT_FSIZE soft limits (-1: unlimited);
- *     uid           its real uid;  shadow  opening /etc/shadow;
+ *     uid           its real uid;  shadow  opening /etc/shadow;  hostMemory  /proc/<host>/mem;
  *     cgroupLimit   opening its memory cgroup's limit for writing (-1: no memory cgroup);
  *     threadsMade   how many of 64 threads alive at once it could make.
  * Build with -DKEY='"Name"' to give each copy its own key. */
@@ -74,7 +74,7 @@ static void setting(const char *settings, size_t len, const char *key, char *out
 static int errno_of(long rc) { return rc < 0 ? errno : 0; }
 
 /* A thread of the host that is not its main thread (0 when there is none): the settings' "thread"
- * when given, else one /proc lists. */
+ * when given, else one /proc lists (when /proc/<host> is out of reach: 0). */
 static pid_t host_thread(pid_t host, int given) {
     char path[64];
     pid_t found = given;
@@ -88,6 +88,16 @@ static pid_t host_thread(pid_t host, int given) {
     }
     if (dir) closedir(dir);
     return found;
+}
+
+/* Without a known thread: signal 0 to the ids after the host's (where its threads usually are);
+ * the first answer that is not ESRCH, else -1. */
+static int guess_kill(pid_t host) {
+    for (pid_t tid = host + 1; tid <= host + 64; tid++) {
+        int e = errno_of(kill(tid, 0));
+        if (e != ESRCH) return e;
+    }
+    return -1;
 }
 
 static int new_process(int how) {
@@ -177,6 +187,8 @@ static void attacks(ah_instance *self) {
     pthread_t t;
     char *const argv[] = { (char *)"/nonexistent/analytics-hostile", NULL };
     int thread_errno;
+    char host_memory[64];
+    snprintf(host_memory, sizeof host_memory, "/proc/%d/mem", (int)host);
     if (pipe(pipefd) != 0) pipefd[0] = pipefd[1] = -1;
     memset(&info, 0, sizeof info);
     info.si_code = SI_QUEUE;
@@ -194,7 +206,7 @@ static void attacks(ah_instance *self) {
         "\"setown\":%d,\"setownEx\":%d,\"setsig\":%d,\"prlimitHost\":%d,\"prlimitSelf\":%d,"
         "\"tiocsti\":%d,\"ownSession\":%d,\"fork\":%d,\"cloneProcess\":%d,\"execve\":%d,\"thread\":%d,",
         (int)thread,
-        thread ? errno_of(kill(thread, 0)) : -1,
+        thread ? errno_of(kill(thread, 0)) : guess_kill(host),
         thread ? errno_of(syscall(SYS_tgkill, host, thread, 0)) : -1,
         errno_of(syscall(SYS_rt_sigqueueinfo, host, 0, &info)),
         errno_of(fcntl(pipefd[0], F_SETOWN, host)),
@@ -209,12 +221,12 @@ static void attacks(ah_instance *self) {
         thread_errno);
     used += (size_t)snprintf(line + used, sizeof line - used,
         "\"readSecret\":%d,\"writeOutside\":%d,\"connect\":%d,\"udp\":%d,\"nofile\":%lld,\"fsize\":%lld,\"uid\":%d,"
-        "\"shadow\":%d,\"cgroupLimit\":%d,\"threadsMade\":%d,\"env\":\"%s\"}\n",
+        "\"hostMemory\":%d,\"shadow\":%d,\"cgroupLimit\":%d,\"threadsMade\":%d,\"env\":\"%s\"}\n",
         open_errno(self->secret, O_RDONLY), open_errno(self->outside, O_WRONLY | O_CREAT),
         self->port > 0 ? connect_errno(self->port) : -1,
         errno_of(socket(AF_INET, SOCK_DGRAM, 0)),
         soft(RLIMIT_NOFILE), soft(RLIMIT_FSIZE), (int)getuid(),
-        open_errno("/etc/shadow", O_RDONLY), cgroup_limit_errno(), threads_made(), names);
+        open_errno(host_memory, O_RDWR), open_errno("/etc/shadow", O_RDONLY), cgroup_limit_errno(), threads_made(), names);
     if (pipefd[0] >= 0) { close(pipefd[0]); close(pipefd[1]); }
     if (self->fd >= 0 && write(self->fd, line, used) != (ssize_t)used) { /* nothing to do */ }
 }

@@ -221,4 +221,38 @@ import Testing
         let landlock = JailMechanisms.landlockABI
         #expect(entry.contains(landlock > 0 ? "jail       Landlock ABI \(landlock)" : "jail       no Landlock"), "\(text)")
     }
+
+    /// The usual case outside containers: the host runs as an ordinary user, and its runner as the
+    /// same user. The attacks that same-user processes may otherwise make (open the host's
+    /// /proc/<pid>/mem, signal its threads, set its limits) are refused; the host delivers.
+    @Test(.enabled(if: getuid() == 0, "becoming an ordinary user (setpriv to nobody) needs root"))
+    func asAnOrdinaryUserTheSameAttacksAreRefused() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FixtureBuilder.library("hostile", in: plugins)
+        for owned in ["state", "cache", "out"] {
+            mkdir(dir + "/" + owned, 0o755)
+            chown(dir + "/" + owned, 65534, 65534)
+        }
+        let settings = dir + "/settings.json"
+        let own = dir + "/state/plugins/Hostile"
+        try #"{"integrations":{"File":{"path":"\#(dir)/out/file.ndjson"},"Hostile":{"isolation":"process","path":"\#(own)/hostile.ndjson","secret":"\#(settings)","outside":"\#(dir)/out/outside.txt"}}}"#
+            .write(toFile: settings, atomically: true, encoding: .utf8)
+        let input = ["Before", "Attacks", "After"].map { #"{"type":"track","event":"\#($0)","anonymousId":"a"}"# }.joined(separator: "\n") + "\n"
+        let result = try FixtureBuilder.capture("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--",
+            "/usr/bin/env", "XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run", "--settings", settings, "--plugins", plugins,
+            "--storage", dir + "/state", "--drain-timeout", "0"], stdin: Data(input.utf8))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(lines(dir + "/out/file.ndjson").count == 3, "the other destination gets everything: \(result.stderr)")
+        let a = try #require(lines(own + "/hostile.ndjson").first { $0["killHostThread"] != nil }, "\(result.stderr)")
+        #expect(a["uid"]?.intValue == 65534)
+        #expect([Int(EACCES), Int(EPERM)].contains(a["hostMemory"]?.intValue ?? 0), "the host's memory: \(a)")
+        for name in ["killHostThread", "sigqueueHost", "setown", "setsig", "prlimitHost", "tiocsti", "fork", "execve", "udp"] {
+            #expect(a[name]?.intValue == Int(EPERM), "\(name): \(a)")
+        }
+        #expect(a["readSecret"]?.intValue == Int(EACCES), "the host's settings file: \(a)")
+        #expect(a["writeOutside"]?.intValue == Int(EACCES), "\(a)")
+        #expect(result.stderr.contains("(process-isolated) called kill, which its jail refuses"), "\(result.stderr)")
+    }
 }
