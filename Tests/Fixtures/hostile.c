@@ -19,6 +19,7 @@
  *     readSecret / writeOutside   opening the file "secret" for reading, creating "outside";
  *     connect       a TCP connection to 127.0.0.1:"port";  udp  a UDP socket;
  *     nofile / fsize   RLIMIT_NOFILE and RLIMIT_FSIZE soft limits (-1: unlimited);
+ *     memfd / ioUring   memfd_create, io_uring_setup;
  *     uid           its real uid;  shadow  opening /etc/shadow;  hostMemory  /proc/<host>/mem;
  *     cgroupLimit   opening its memory cgroup's limit for writing (-1: no memory cgroup);
  *     threadsMade   how many of 64 threads alive at once it could make.
@@ -187,7 +188,8 @@ static void attacks(ah_instance *self) {
     pthread_t t;
     char *const argv[] = { (char *)"/nonexistent/analytics-hostile", NULL };
     int thread_errno;
-    char host_memory[64];
+    char host_memory[64], uring[256];
+    memset(uring, 0, sizeof uring);
     snprintf(host_memory, sizeof host_memory, "/proc/%d/mem", (int)host);
     if (pipe(pipefd) != 0) pipefd[0] = pipefd[1] = -1;
     memset(&info, 0, sizeof info);
@@ -221,11 +223,12 @@ static void attacks(ah_instance *self) {
         thread_errno);
     used += (size_t)snprintf(line + used, sizeof line - used,
         "\"readSecret\":%d,\"writeOutside\":%d,\"connect\":%d,\"udp\":%d,\"nofile\":%lld,\"fsize\":%lld,\"uid\":%d,"
-        "\"hostMemory\":%d,\"shadow\":%d,\"cgroupLimit\":%d,\"threadsMade\":%d,\"env\":\"%s\"}\n",
+        "\"memfd\":%d,\"ioUring\":%d,\"hostMemory\":%d,\"shadow\":%d,\"cgroupLimit\":%d,\"threadsMade\":%d,\"env\":\"%s\"}\n",
         open_errno(self->secret, O_RDONLY), open_errno(self->outside, O_WRONLY | O_CREAT),
         self->port > 0 ? connect_errno(self->port) : -1,
         errno_of(socket(AF_INET, SOCK_DGRAM, 0)),
         soft(RLIMIT_NOFILE), soft(RLIMIT_FSIZE), (int)getuid(),
+        errno_of(syscall(SYS_memfd_create, "x", 0)), errno_of(syscall(SYS_io_uring_setup, 1, uring)),
         open_errno(host_memory, O_RDWR), open_errno("/etc/shadow", O_RDONLY), cgroup_limit_errno(), threads_made(), names);
     if (pipefd[0] >= 0) { close(pipefd[0]); close(pipefd[1]); }
     if (self->fd >= 0 && write(self->fd, line, used) != (ssize_t)used) { /* nothing to do */ }

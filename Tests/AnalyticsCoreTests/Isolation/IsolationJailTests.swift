@@ -118,7 +118,7 @@ import Testing
         let eperm = Int(EPERM)
         #expect(a["hostThread"]?.intValue ?? 0 > 0, "the host has threads to aim at: \(a)")
         for name in ["killHostThread", "tgkillHostThread", "sigqueueHost", "setown", "setownEx", "setsig", "prlimitHost",
-                     "tiocsti", "fork", "cloneProcess", "execve", "udp"] {
+                     "tiocsti", "fork", "cloneProcess", "execve", "udp", "memfd", "ioUring"] {
             #expect(a[name]?.intValue == eperm, "\(name): \(a)")
         }
         #expect(a["prlimitSelf"]?.intValue == 0, "its own limits stay readable")
@@ -147,7 +147,8 @@ import Testing
         let hostile = try #require(s.analytics.timeline.stats(forKey: "Hostile"))
         #expect((hostile.delivered, hostile.failed, hostile.restarts) == (4, 0, 0), "refused calls fail in the library; nothing crashes")
         #expect(lines(s.hostileOutput).compactMap { $0["event"]?.stringValue } == ["Before", "After"])
-        for call in ["kill", "tgkill", "rt_sigqueueinfo", "fcntl", "prlimit64", "ioctl", "clone", "execve", "socket"] {
+        for call in ["kill", "tgkill", "rt_sigqueueinfo", "fcntl", "prlimit64", "ioctl", "clone", "execve", "socket", "memfd_create",
+                     "io_uring_setup"] {
             let reports = s.errors.messages.filter { $0.contains("(process-isolated) called \(call), which its jail refuses") }
             #expect(reports.count == 1, "\(call) reported once: \(s.errors.messages)")
             #expect(reports.allSatisfy { $0.hasPrefix("plugin Hostile: library \(s.dir)/plugins/libhostile.so") })

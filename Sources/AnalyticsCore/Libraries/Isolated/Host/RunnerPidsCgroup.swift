@@ -39,6 +39,7 @@ final class RunnerPidsCgroup: @unchecked Sendable {
 
     static func make(limit: Int) -> RunnerPidsCgroup? {
         guard limit > 0, let parentPath = parent.path else { return nil }
+        removeStale(in: parentPath)
         let n = serial.withLock { s -> Int in s += 1; return s }
         let path = "\(parentPath)/\(prefix)\(getpid())-\(n)"
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else { return nil }
@@ -64,6 +65,18 @@ final class RunnerPidsCgroup: @unchecked Sendable {
         while rmdir(path) != 0 && errno == EBUSY && monotonicSeconds() < deadline {
             killAll()
             usleep(1_000)
+        }
+    }
+
+    /// Removes the cgroups of hosts that are gone (one that was killed could not remove its own),
+    /// killing what is left in them first.
+    private static func removeStale(in parent: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }) ?? 0
+            if pid > 0, pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+                RunnerPidsCgroup(path: parent + "/" + name, limit: 0).remove()
+            }
         }
     }
 
