@@ -138,6 +138,16 @@ static int install_filter(unsigned grants) {
     emit(&f, BPF_JMP | BPF_JGE | BPF_K, 0, 1, 0x40000000u);  /* the x32 ABI */
     ret(&f, DENY_ENOSYS);
 #endif
+    /* The calls a runner makes per batch, none of which the rules below refuse: allowed at once,
+     * so that the filter costs them a few instructions, not a walk through every rule. */
+    static const long hot[] = {
+        SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_futex, SYS_poll, SYS_ppoll, SYS_recvfrom, SYS_sendto,
+        SYS_recvmsg, SYS_sendmsg, SYS_mmap, SYS_munmap, SYS_madvise, SYS_rt_sigprocmask, SYS_close, SYS_gettid,
+    };
+    const unsigned hot_count = sizeof hot / sizeof hot[0];
+    for (unsigned i = 0; i < hot_count; i++) emit(&f, BPF_JMP | BPF_JEQ | BPF_K, (unsigned char)(hot_count - i), 0, (unsigned)hot[i]);
+    emit(&f, BPF_JMP | BPF_JA, 0, 0, 1);
+    ret(&f, SECCOMP_RET_ALLOW);
     /* Reading or writing another process's memory or registers (the host's among them). */
     static const long inspect[] = {
         SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev,
