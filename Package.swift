@@ -41,6 +41,9 @@ let package = Package(
         // Helpers for tests and the benchmark (re-exports LoopbackHTTP).
         .target(name: "AnalyticsTestSupport", dependencies: ["AnalyticsCore", "LoopbackHTTP"], path: "Tests/AnalyticsTestSupport"),
         .testTarget(name: "AnalyticsCoreTests", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
+        // The command line (`analytics-host run`, `receive`, `plugins`, install): tests that run the built
+        // executables as child processes.
+        .testTarget(name: "AnalyticsHostCommandTests", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
         // Test-only helper: a process the durable-queue crash test SIGKILLs mid-stream.
         .executableTarget(name: "queue-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/QueueCrashChild"),
         // Test-only helper: a client streaming to the Segment.io destination, SIGKILLed by its tests.

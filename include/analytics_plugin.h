@@ -36,20 +36,7 @@
  *     `size` (see AH_HAS_FIELD); a field outside `size` counts as NULL / zero.
  *   - Optional hooks may be NULL: the host then treats the call as a successful no-op.
  *
- * Minor version history (major 1):
- *   1.0  entry function, ah_integration, ah_hooks (event hooks, reset, flush, update, destroy),
- *        ah_host (log, send_event, user_id, anonymous_id).
- *   1.1  ah_hooks.lifecycle (AH_LIFECYCLE_STARTED / AH_LIFECYCLE_STOPPING).
- *        A 1.0 library simply has a shorter ah_hooks; the host never calls `lifecycle` on it.
- *   1.2  Capability tables looked up by a versioned string id, in both directions:
- *        ah_integration.get_extension (what a library offers, e.g. AH_EXT_ROLE) and
- *        ah_host.get_extension (what the host offers: AH_EXT_TIMELINE, AH_EXT_CLIENT,
- *        AH_EXT_HTTP, AH_EXT_SIGNALS). The core structs grow by these two pointers only;
- *        everything new is a table behind an id, and a table's id carries its own generation
- *        ("…/1").
- *        A 1.0/1.1 library has no get_extension: it is a destination, exactly as before.
- *        Library tables added since, each behind its own id (no core struct changed):
- *        AH_EXT_APPLICATION (application events: launch, background, terminate, push, openURL).
+ * Minor version history (what each 1.x added): docs/c-abi.md in the analytics-host repository.
  */
 #ifndef ANALYTICS_PLUGIN_H
 #define ANALYTICS_PLUGIN_H
@@ -214,7 +201,7 @@ typedef struct ah_host {
     const void *AH_NULLABLE (*AH_NONNULL get_extension)(void *AH_NULLABLE ctx,
                                                         const char *AH_NONNULL id);
 
-    /* New fields are appended here (see the minor version history). */
+    /* New fields are appended here (and listed in docs/c-abi.md). */
 } ah_host;
 
 /* ---------------------------------------------------------------------------------------------
@@ -285,7 +272,7 @@ typedef struct ah_hooks {
     ah_status (*AH_NULLABLE lifecycle)(ah_instance *AH_NONNULL self, int32_t phase,
                                        char *AH_NONNULL err, size_t err_cap);
 
-    /* New hooks are appended here (see the minor version history). */
+    /* New hooks are appended here (and listed in docs/c-abi.md). */
 } ah_hooks;
 
 /* ---------------------------------------------------------------------------------------------
@@ -345,7 +332,7 @@ typedef struct ah_integration {
      * [any thread] Cheap and free of side effects: the host may call it just to list libraries. */
     const void *AH_NULLABLE (*AH_NULLABLE get_extension)(const char *AH_NONNULL id);
 
-    /* New fields are appended here (see the minor version history). */
+    /* New fields are appended here (and listed in docs/c-abi.md). */
 } ah_integration;
 
 /* ---------------------------------------------------------------------------------------------
@@ -593,6 +580,48 @@ typedef struct ah_host_client {
 } ah_host_client;
 
 /* ---------------------------------------------------------------------------------------------
+ * Host capability: second clients (ABI 1.2, AH_EXT_CLIENTS)
+ * ------------------------------------------------------------------------------------------- */
+
+/* A second client for another write key, as analytics-swift-live's `new Analytics(writeKey)`
+ * makes one: its events go to Segment.io under that key (the upload host and retry policy are
+ * the host's own), through its own durable queue, with its own user (userId, traits,
+ * anonymousId). It shares nothing else with the host's client: no destinations but Segment.io,
+ * no middleware, no libraries, no timeline plugins, no application lifecycle events. The host
+ * flushes and stops every second client when it stops, after the libraries stopped, so events
+ * sent from lifecycle(AH_LIFECYCLE_STOPPING) or `destroy` still go out.
+ * Owner: the host. Lifetime: as the ah_host it came from. A client id stays valid until the
+ * host stops (there is no close: the host keeps one client per write key, shared by every
+ * library that opens that key). No function calls into any library, so each may be called
+ * with a library lock held. Every function is [any thread]. */
+#define AH_EXT_CLIENTS "analytics-host.clients/1"
+
+typedef struct ah_host_clients {
+    /* sizeof(ah_host_clients) as compiled by the host. */
+    uint32_t size;
+    /* Opens the client for `write_key` (`key_len` bytes, borrowed), or finds the one already
+     * open for that key, and writes its id (never 0) to `*out_id`. The host's own write key is
+     * refused (use ah_host and AH_EXT_CLIENT for the host's client). Returns AH_OK;
+     * AH_ERR_PERMANENT with the reason in `err` (caller-owned, `err_cap` bytes) for an empty or
+     * over-long key or when the host allows no more clients; AH_ERR_RETRYABLE while the host
+     * is stopping or the client's storage cannot be opened. May take milliseconds (it opens
+     * the client's queue on disk) but never waits on the network. */
+    ah_status (*AH_NONNULL open)(void *AH_NULLABLE ctx, const char *AH_NULLABLE write_key, size_t key_len,
+                                 uint64_t *AH_NONNULL out_id, char *AH_NULLABLE err, size_t err_cap);
+    /* As ah_host.send_event, into client `id`'s pipeline (AH_ERR_PERMANENT for an unknown id). */
+    ah_status (*AH_NONNULL send_event)(void *AH_NULLABLE ctx, uint64_t id, const char *AH_NULLABLE json,
+                                       size_t json_len);
+    /* As ah_host.user_id / anonymous_id and AH_EXT_CLIENT's traits, for client `id` (-1 for an
+     * unknown id). */
+    int64_t (*AH_NONNULL user_id)(void *AH_NULLABLE ctx, uint64_t id, char *AH_NULLABLE buf, size_t buf_cap);
+    int64_t (*AH_NONNULL anonymous_id)(void *AH_NULLABLE ctx, uint64_t id, char *AH_NULLABLE buf, size_t buf_cap);
+    int64_t (*AH_NONNULL traits)(void *AH_NULLABLE ctx, uint64_t id, char *AH_NULLABLE buf, size_t buf_cap);
+    /* As AH_EXT_CLIENT's reset and flush, for client `id`. */
+    ah_status (*AH_NONNULL reset)(void *AH_NULLABLE ctx, uint64_t id);
+    ah_status (*AH_NONNULL flush)(void *AH_NULLABLE ctx, uint64_t id);
+} ah_host_clients;
+
+/* ---------------------------------------------------------------------------------------------
  * Host capability: HTTP downloads (ABI 1.2, AH_EXT_HTTP)
  * ------------------------------------------------------------------------------------------- */
 
@@ -611,14 +640,17 @@ typedef struct ah_byte_sink {
 typedef struct ah_host_http {
     /* sizeof(ah_host_http) as compiled by the host. */
     uint32_t size;
-    /* GETs `url` (`url_len` bytes, borrowed), following redirects, within `timeout_ms`. The body
-     * goes to `sink` on this thread before the call returns. Returns AH_OK when the server
-     * answered (any status; `*status_code` is set, e.g. 200 or 404), AH_ERR_RETRYABLE on a
-     * network error or timeout, AH_ERR_PERMANENT for a malformed URL or a sink that stopped;
-     * the reason goes to `err` (caller-owned, `err_cap` bytes). `timeout_ms` 0 means the host's
-     * default (15 s); the host's HTTP client counts whole seconds (rounded up). The body is
-     * received whole, then handed to `sink` in pieces of at most 64 KiB. Blocking: never call it
-     * from a per-event callback. [any thread] */
+    /* GETs `url` (`url_len` bytes, borrowed), following redirects (never away from https, and
+     * to plain http only from and to this machine: 127.0.0.0/8, [::1], localhost), within
+     * `timeout_ms`. The body goes to `sink` on this thread before the call returns. Returns AH_OK
+     * when the server answered (any status; `*status_code` is set, e.g. 200 or 404),
+     * AH_ERR_RETRYABLE on a network error or timeout, AH_ERR_PERMANENT for a malformed URL, a
+     * refused redirect or a sink that stopped; the reason goes to `err` (caller-owned, `err_cap`
+     * bytes). `timeout_ms` 0 means the host's default (15 s); the host's HTTP client counts whole
+     * seconds (rounded up). The body is handed to `sink` as it arrives, in pieces of at most
+     * 64 KiB; a sink that refuses a piece stops the transfer at once (so a size cap in the sink
+     * holds while the bytes come in). Blocking: never call it from a per-event callback.
+     * [any thread] */
     ah_status (*AH_NONNULL get)(void *AH_NULLABLE ctx, const char *AH_NONNULL url, size_t url_len,
                                 uint32_t timeout_ms, const ah_byte_sink *AH_NONNULL sink,
                                 int32_t *AH_NONNULL status_code, char *AH_NULLABLE err,
@@ -632,9 +664,13 @@ typedef struct ah_host_http {
 /* Signals are the breadcrumbs of Analytics Live: small JSON objects
  *   {"anonymousId", "type", "timestamp", "index", "context", "data"}
  * where "type" is "interaction", "navigation", "network", "localData", "instrumentation" or
- * "userDefined" and "data" holds that type's documented fields (navigation: action, screen;
- * interaction: component, title?, data?; network: action, url, statusCode?, data?; localData:
- * action, identifier, data?; instrumentation: type, rawEvent; userDefined: anything).
+ * "userDefined" and "data" holds that type's documented fields, in analytics-swift-live 3.x's
+ * shapes (navigation: currentScreen, previousScreen?; interaction: target {component, title?,
+ * data?}; network: action, url, body?, contentType?, method?, status?, ok?, requestId?;
+ * localData: action, identifier, data?; instrumentation: type, rawEvent; userDefined:
+ * anything). The earlier shapes (navigation: action, screen; interaction: component, title?,
+ * data?; network: statusCode?, data?) are accepted too: such a signal keeps its members and
+ * gets today's added (currentScreen; target; status, body, ok).
  * Any library may emit them (e.g. one that watches something on the system), and a library may
  * subscribe to receive every signal as JSON text (LivePlugins hands them to JavaScript's
  * `processSignal`). The host offers this table only when the application enabled signals;

@@ -26,11 +26,11 @@
  * with a context locked and a host callback can never wait for a context this thread holds.
  * `mutex` guards the instance's lists and the active generation.
  *
- * Files: live.c (this: the integration, options, companion-module API), live_generation.c
- * (loading and switching bundles, cache/fallback/download), live_plugin.c (plugins on host
- * timelines), live_native.c (what JavaScript may ask), live_bundle.c (files and the download),
- * live_engine.h + live_engine_jsc.c (the JavaScript engine), live_json.c, live_preludes.c +
- * runtime/NAME.js (the JavaScript runtime, embedded), live_modules.c (companion modules).
+ * Files (one-way order, see live_internal.h): live_refs.c, live_native.c, live_plugin.c,
+ * live_generation.c, then live.c (this: the integration, options, companion-module API); beside
+ * them live_bundle.c (files and the download), live_engine.h + live_engine_jsc.c (the JavaScript
+ * engine), live_json.c, live_preludes.c + runtime/NAME.js (the JavaScript runtime, embedded),
+ * live_modules.c (companion modules).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,102 +47,6 @@
 #include "live_bundle.h"
 #include "live_internal.h"
 #include "live_json.h"
-
-/* ---- logging and small helpers ---------------------------------------------------------- */
-
-void live_log(live_instance *live, int32_t level, const char *format, ...) {
-    char line[1024];
-    va_list args;
-    va_start(args, format);
-    int n = vsnprintf(line, sizeof line, format, args);
-    va_end(args);
-    if (n < 0) return;
-    if ((size_t)n >= sizeof line) n = sizeof line - 1;
-    live->host->log(live->host->ctx, level, line, (size_t)n);
-}
-
-const ah_host *live_host(live_instance *live) { return live->host; }
-
-void *live_module_state(live_instance *live, size_t index) {
-    return index < LIVE_MAX_MODULES ? live->module_state[index] : NULL;
-}
-
-void live_set_module_state(live_instance *live, size_t index, void *state) {
-    if (index < LIVE_MAX_MODULES) live->module_state[index] = state;
-}
-
-/* Copies a string the host answers with the user_id contract into `out`. */
-int live_host_string(int64_t (*get)(void *, char *, size_t), void *ctx, live_buf *out, int *is_null) {
-    if (live_buf_reserve(out, 256)) return -1;
-    for (;;) {
-        int64_t n = get(ctx, out->data, out->cap);
-        if (n < 0) { *is_null = 1; out->len = 0; out->data[0] = 0; return 0; }
-        if ((size_t)n < out->cap) { out->len = (size_t)n; *is_null = 0; return 0; }
-        if (live_buf_reserve(out, (size_t)n + 1)) return -1;
-    }
-}
-
-void live_format_error(const live_js_error *e, char *out, size_t cap) {
-    if (e->file[0] && e->line > 0) snprintf(out, cap, "%s:%d: %s", e->file, e->line, e->message);
-    else if (e->file[0]) snprintf(out, cap, "%s: %s", e->file, e->message);
-    else snprintf(out, cap, "%s", e->message);
-}
-
-/* ---- references ------------------------------------------------------------------------- */
-
-void live_release_instance(live_instance *live) {
-    if (atomic_fetch_sub(&live->refs, 1) != 1) return;
-    live_buf_free(&live->fail_closed_names);
-    live_buf_free(&live->fallback_path);
-    live_buf_free(&live->write_key);
-    live_buf_free(&live->settings);
-    for (int i = 0; i < live->prelude_count; i++) {
-        free((char *)live->preludes[i].name);
-        free((char *)live->preludes[i].source);
-    }
-    pthread_mutex_destroy(&live->mutex);
-    pthread_mutex_destroy(&live->storage_lock);
-    free(live);
-}
-
-void live_free_actions(live_action *a) {
-    while (a) {
-        live_action *next = a->next;
-        live_buf_free(&a->text);
-        free(a);
-        a = next;
-    }
-}
-
-void live_gen_release(live_gen *g) {
-    if (!g || atomic_fetch_sub(&g->refs, 1) != 1) return;
-    live_engine_destroy(g->engine);
-    live_free_actions(g->pending);
-    live_buf_free(&g->result);
-    live_buf_free(&g->head);
-    live_instance *live = g->live;
-    free(g);
-    live_release_instance(live);
-}
-
-/* The actions queued during a call; the engine lock is held. */
-live_action *live_take_actions(live_gen *g) {
-    live_action *a = g->pending;
-    g->pending = NULL;
-    g->pending_tail = &g->pending;
-    return a;
-}
-
-int live_queue_action(live_gen *g, enum action_kind kind, int64_t js_id, const char *text, size_t len) {
-    live_action *a = calloc(1, sizeof *a);
-    if (!a) return -1;
-    a->kind = kind;
-    a->js_id = js_id;
-    if (text && live_buf_set(&a->text, text, len)) { free(a); return -1; }
-    *g->pending_tail = a;
-    g->pending_tail = &a->next;
-    return 0;
-}
 
 /* ---- companion-module API --------------------------------------------------------------- */
 
@@ -265,6 +169,8 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t set
     if (live->client && !AH_HAS_FIELD(live->client, ah_host_client, options)) live->client = NULL;
     live->http = host->get_extension(host->ctx, AH_EXT_HTTP);
     if (live->http && !AH_HAS_FIELD(live->http, ah_host_http, get)) live->http = NULL;
+    live->clients = host->get_extension(host->ctx, AH_EXT_CLIENTS);
+    if (live->clients && !AH_HAS_FIELD(live->clients, ah_host_clients, flush)) live->clients = NULL;
     pthread_mutex_init(&live->mutex, NULL);
     pthread_mutex_init(&live->storage_lock, NULL);
     live->cached_version = -1;
@@ -295,7 +201,9 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t set
     }
     live_buf_free(&options);
 
+    pthread_mutex_lock(&live->mutex);
     live_buf_set(&live->settings, settings, settings_len);
+    pthread_mutex_unlock(&live->mutex);
     const char *s, *e;
     live_buf url = {0};
     if (live_json_path(settings, settings_len, "edgeFunction.downloadURL", &s, &e) &&
@@ -325,7 +233,9 @@ static void first_download(live_instance *live) {
 static ah_status update(ah_instance *self, const char *settings, size_t len, int32_t kind, char *err, size_t cap) {
     (void)kind; (void)err; (void)cap;
     live_instance *live = (live_instance *)self;
+    pthread_mutex_lock(&live->mutex);
     live_buf_set(&live->settings, settings, len);
+    pthread_mutex_unlock(&live->mutex);
     live->started = 1;
     live_apply_settings(live, settings, len, 1);
     return AH_OK;

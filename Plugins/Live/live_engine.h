@@ -63,6 +63,10 @@ typedef struct live_engine_config {
     size_t max_heap_bytes;       /* see live_engine_check_heap; 0: unchecked */
     live_native_fn native;       /* required */
     void *native_ctx;
+    /* NULL-terminated names of the runtime's own files (NULL: none). An error raised inside
+     * them is located at the nearest caller outside them (the bundle's line that made the
+     * call), so a bundle's author is shown their own line. Static strings. */
+    const char *const *runtime_files;
 } live_engine_config;
 
 /* NULL with a reason in `err` when the engine cannot start. */
@@ -89,6 +93,10 @@ live_outcome live_engine_call(live_engine *engine, const char *function, int64_t
  * (it walks the heap): the library calls it after loading a bundle and then at most once per
  * check interval. */
 int live_engine_check_heap(live_engine *engine, size_t *heap_bytes);
+
+/* The heap's size in bytes right after a full collection: exact, and costly (a collection and a
+ * walk of the heap, about a millisecond or more); see live_heap.h for when the library calls it. */
+size_t live_engine_measure_heap(live_engine *engine);
 
 /* The engine's lock (not recursive: never take it from a native callback). */
 void live_engine_lock(live_engine *engine);

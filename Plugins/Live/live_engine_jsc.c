@@ -8,16 +8,17 @@
  *     an uncatchable termination. The context stays usable. The watchdog's granularity is coarse:
  *     a 50 ms limit stops a loop after 50-100 ms.
  *   - Heap: the C API has no heap cap. JSGetMemoryUsageStatistics (also exported, unpublished)
- *     reports the GC heap (`heapSize` + `extraMemorySize`); live_engine_check_heap compares it,
- *     after a full collection, with the bound. That is a check between calls, not a cap: one
- *     call can allocate past the bound until its time limit ends it, and memory outside the GC
- *     heap (JIT code, parser buffers) is not counted.
+ *     reports the GC heap (`heapSize` + `extraMemorySize`) as of the last collection;
+ *     live_engine_measure_heap collects first. The library checks it between calls (live_heap.h),
+ *     it is not a cap: one call can allocate past the bound until its time limit ends it, and
+ *     memory outside the GC heap (JIT code, parser buffers) is not counted.
  *   - Sandbox: a bare JSGlobalContext has the ECMAScript built-ins only: no network, no file
  *     system, no module loader (import() rejects), no timers. The one bridge to the library is
  *     `__live_native`, which the runtime prelude captures and deletes from the global object.
  */
 #define _GNU_SOURCE
 #include <JavaScriptCore/JavaScript.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #ifdef __SSE2__
@@ -43,7 +44,7 @@ extern int jsc_options_set_boolean(const char *option, int value);
  * so every Swift concurrency thread) then never stops, and the signalling thread waits forever
  * (measured here: a hang, or a crash). Polling traps make the code itself check at loop edges
  * and calls: no signals. Options must be set before the first VM exists (in a process where
- * something else started JavaScriptCore first, this may come too late: said in the README). */
+ * something else started JavaScriptCore first, this may come too late: said in docs/liveplugins.md). */
 static pthread_once_t options_once = PTHREAD_ONCE_INIT;
 static void set_options(void) { jsc_options_set_boolean("usePollingTraps", 1); }
 
@@ -219,6 +220,40 @@ static JSValueRef get_property(JSContextRef ctx, JSObjectRef object, const char 
     return v;
 }
 
+/* Whether `file` is one of the runtime's own files (config.runtime_files). */
+static int is_runtime_file(const live_engine *e, const char *file) {
+    if (!e->config.runtime_files) return 0;
+    for (const char *const *f = e->config.runtime_files; *f; f++)
+        if (strcmp(*f, file) == 0) return 1;
+    return 0;
+}
+
+/* JavaScriptCore's `stack` has one frame a line, "function@file:line:column" ("file:line:column"
+ * for global code, "[native code]" for built-ins): the first frame outside the runtime's files
+ * becomes the error's location. Nothing changes when there is none. */
+static void locate_outside_runtime(const live_engine *e, char *stack, live_js_error *error) {
+    for (char *frame = stack; frame && *frame;) {
+        char *next = strchr(frame, '\n');
+        if (next) *next++ = 0;
+        char *at = strchr(frame, '@');
+        char *place = at ? at + 1 : frame;
+        char *column = strrchr(place, ':');
+        if (column) {
+            *column = 0;
+            char *line = strrchr(place, ':');
+            if (line) {
+                *line = 0;
+                if (place[0] && !is_runtime_file(e, place) && strcmp(place, "[native code]") != 0) {
+                    snprintf(error->file, sizeof error->file, "%.*s", (int)(sizeof error->file - 1), place);
+                    error->line = atoi(line + 1);
+                    return;
+                }
+            }
+        }
+        frame = next;
+    }
+}
+
 static void describe_exception(live_engine *e, JSValueRef exception, const char *file,
                                live_js_error *error) {
     if (!error) return;
@@ -238,6 +273,14 @@ static void describe_exception(live_engine *e, JSValueRef exception, const char 
         JSValueRef url = get_property(e->context, o, "sourceURL");
         if (url && JSValueIsString(e->context, url))
             value_to_text(e->context, url, error->file, sizeof error->file);
+        if (is_runtime_file(e, error->file)) {
+            JSValueRef stack = get_property(e->context, o, "stack");
+            if (stack && JSValueIsString(e->context, stack)) {
+                char text[4096];
+                value_to_text(e->context, stack, text, sizeof text);
+                locate_outside_runtime(e, text, error);
+            }
+        }
     }
 }
 
@@ -494,4 +537,25 @@ int live_engine_check_heap(live_engine *e, size_t *heap_bytes) {
     }
     if (heap_bytes) *heap_bytes = size;
     return e->config.max_heap_bytes && size > e->config.max_heap_bytes;
+}
+
+/* WTF::releaseFastMallocFreeMemory(): JavaScriptCore's allocator gives the pages it keeps free
+ * back to the system. Exported by the library (C++, no header), looked up at run time so that a
+ * build without it still works (the measurement is then only less strict, see below). */
+static void (*release_free_memory)(void);
+static pthread_once_t release_once = PTHREAD_ONCE_INIT;
+static void find_release(void) {
+    *(void **)&release_free_memory = dlsym(RTLD_DEFAULT, "_ZN3WTF27releaseFastMallocFreeMemoryEv");
+}
+
+size_t live_engine_measure_heap(live_engine *e) {
+    /* The statistics are updated by collections only: collect first, or they are stale. Then the
+     * free pages go back to the system, so that the process's size, read next as the base of the
+     * cheap check (live_heap.c), shows any later growth: a heap growing into pages the allocator
+     * kept would not make the process grow (measured: 330 MB of freed typed arrays and objects
+     * given back in under 0.2 s; a call costs 0.2 ms when little is free). */
+    JSSynchronousGarbageCollectForDebugging(e->context);
+    pthread_once(&release_once, find_release);
+    if (release_free_memory) release_free_memory();
+    return heap_size(e);
 }

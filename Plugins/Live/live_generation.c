@@ -19,27 +19,9 @@
 
 /* ---- generations: loading and switching bundles ----------------------------------------- */
 
-void live_random_hex(char *out, size_t cap) {
-    unsigned char bytes[64];
-    size_t n = (cap - 1 + 1) / 2;
-    if (n > sizeof bytes) n = sizeof bytes;
-    if (getrandom(bytes, n, 0) != (ssize_t)n) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        uint64_t x = (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 32) ^ (uint64_t)(uintptr_t)out;
-        for (size_t i = 0; i < n; i++) {
-            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-            bytes[i] = (unsigned char)x;
-        }
-    }
-    static const char digits[] = "0123456789abcdef";
-    size_t i = 0;
-    for (; i + 1 < cap && i / 2 < n; i++) out[i] = digits[(bytes[i / 2] >> ((i % 2) ? 0 : 4)) & 0xf];
-    out[i] = 0;
-}
-
 live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, const char *file,
-                             int64_t version, live_action **actions, char *err, size_t err_cap) {
+                             int64_t version, live_action **actions, int *partial, char *err, size_t err_cap) {
+    *partial = 0;
     live_gen *g = calloc(1, sizeof *g);
     if (!g) { snprintf(err, err_cap, "out of memory"); return NULL; }
     atomic_init(&g->refs, 1);
@@ -50,9 +32,10 @@ live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, 
     live_random_hex(g->context_token, sizeof g->context_token);
     g->context_marker_len = (size_t)snprintf(g->context_marker, sizeof g->context_marker, "\"context\":\"%s\"", g->context_token);
     snprintf(g->file, sizeof g->file, "%s", file);
+    static const char *const runtime_files[] = {"liveplugins.js", "signals.js", NULL};
     live_engine_config config = {
         .time_limit_seconds = live->time_limit, .max_heap_bytes = live->max_heap,
-        .native = live_native_op, .native_ctx = g,
+        .native = live_native_op, .native_ctx = g, .runtime_files = runtime_files,
     };
     g->engine = live_engine_create(&config, err, err_cap);
     if (!g->engine) { live_gen_release(g); return NULL; }
@@ -79,6 +62,13 @@ live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, 
     } else {
         outcome = live_engine_eval(g->engine, source, len, file, live->load_time_limit, &error);
         if (outcome != LIVE_VALUE) live_format_error(&error, err, err_cap);
+        /* The bundle stopped at an error after it did something: what it did (plugins added,
+         * events sent) stays, as in the references, and the context is usable. One that did
+         * nothing before the error (a syntax error) did not load. */
+        if ((outcome == LIVE_THREW || outcome == LIVE_TIMED_OUT) && g->pending) {
+            *partial = 1;
+            outcome = LIVE_VALUE;
+        }
     }
     size_t heap = 0;
     if (outcome == LIVE_VALUE && live->max_heap && live_engine_check_heap(g->engine, &heap)) {
@@ -90,7 +80,10 @@ live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, 
     *actions = live_take_actions(g);
     live_engine_unlock(g->engine);
     if (outcome != LIVE_VALUE) {
-        live_free_actions(*actions);
+        /* Not loaded (the runtime failed, or the heap is over its bound): its plugins are not
+         * added, but the events it sent were accepted by `analytics` and go on. */
+        live_add_plugins_refused(actions);
+        live_post_actions(live, *actions);
         *actions = NULL;
         live_gen_release(g);
         return NULL;
@@ -110,41 +103,6 @@ void live_activate(live_instance *live, live_gen *g, live_action *actions) {
     }
 }
 
-void live_retire_current(live_instance *live, live_gen *replacement) {
-    uint64_t *ids = NULL;
-    size_t count = 0, cap = 0;
-    pthread_mutex_lock(&live->mutex);
-    live_gen *old = atomic_load(&live->current);
-    if (old == replacement) { pthread_mutex_unlock(&live->mutex); return; }
-    atomic_store_explicit(&live->current, replacement, memory_order_release);
-    if (old) {
-        old->retired = 1;
-        for (live_plugin **link = &live->plugins; *link;) {
-            live_plugin *p = *link;
-            if (p->gen != old) { link = &p->next; continue; }
-            *link = p->next;
-            p->listed = 0;
-            /* Only the id is kept: once unlisted, `release` may free the plugin at any time. */
-            if (p->host_id) {
-                if (count == cap) {
-                    size_t grown = cap ? cap * 2 : 16;
-                    uint64_t *more = realloc(ids, grown * sizeof *ids);
-                    if (!more) continue;  /* it stays inert (not active) until the host removes it */
-                    ids = more;
-                    cap = grown;
-                }
-                ids[count++] = p->host_id;
-            }
-        }
-    }
-    pthread_mutex_unlock(&live->mutex);
-    /* Outside the lock: `remove` may wait for a call in progress, and `release` takes the lock.
-     * An id the host no longer knows (it removed the plugin itself, e.g. at shutdown) is fine. */
-    for (size_t i = 0; i < count; i++) live->timeline->remove(live->host->ctx, ids[i]);
-    free(ids);
-    live_gen_release(old);
-}
-
 /* Loads a bundle file and makes it active; on failure reports and keeps the active one. */
 static int live_load_file(live_instance *live, const char *path, int64_t version, const char *what) {
     live_buf source = {0};
@@ -154,14 +112,19 @@ static int live_load_file(live_instance *live, const char *path, int64_t version
         return -1;
     }
     live_action *actions = NULL;
-    live_gen *g = live_load_bundle(live, source.data, source.len, path, version, &actions, err, sizeof err);
+    int partial = 0;
+    live_gen *g = live_load_bundle(live, source.data, source.len, path, version, &actions, &partial, err, sizeof err);
     live_buf_free(&source);
     if (!g) {
         live_log(live, AH_LOG_ERROR, "the %s failed to load: %s", what, err);
         return -1;
     }
     live_activate(live, g, actions);
-    live_log(live, AH_LOG_INFO, "loaded the %s %s (version %lld)", what, path, (long long)version);
+    if (partial)
+        live_log(live, AH_LOG_ERROR, "the %s failed to load: %s (what it did before the error stays: plugins added, "
+                 "events sent)", what, err);
+    else
+        live_log(live, AH_LOG_INFO, "loaded the %s %s (version %lld)", what, path, (long long)version);
     return 0;
 }
 
@@ -198,8 +161,18 @@ static void live_fetch_bundle(live_instance *live, const char *url, int64_t vers
         return;
     }
     live_action *actions = NULL;
-    live_gen *g = live_load_bundle(live, source.data, source.len, url, version, &actions, err, sizeof err);
+    int partial = 0;
+    live_gen *g = live_load_bundle(live, source.data, source.len, url, version, &actions, &partial, err, sizeof err);
     live_buf_free(&source);
+    if (g && partial) {
+        /* A download that stops at an error does not replace a bundle that loads (nor is it
+         * cached): its plugins are not added; the events it sent go on. */
+        live_add_plugins_refused(&actions);
+        live_post_actions(live, actions);
+        actions = NULL;
+        live_gen_release(g);
+        g = NULL;
+    }
     if (!g) {
         live_discard_download(live->storage_dir);
         live_log(live, AH_LOG_ERROR, "bundle version %lld from %s failed to load: %s; %s", (long long)version, url, err,

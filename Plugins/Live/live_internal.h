@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "live.h"
+#include "live_heap.h"
 
 #define LIVE_MAX_MODULES 8
 #define LIVE_MAX_PRELUDES 8
@@ -34,7 +35,7 @@ enum action_kind { ACTION_SEND, ACTION_ADD, ACTION_RESET, ACTION_FLUSH };
 
 typedef struct live_action {
     enum action_kind kind;
-    int64_t js_id;
+    int64_t js_id;               /* ACTION_ADD: the plugin; the others: the client (0: the host's) */
     live_buf text;
     struct live_action *next;
 } live_action;
@@ -69,6 +70,7 @@ struct live_gen {
     char context_marker[48];     /* "context":"<token>" */
     size_t context_marker_len;
     double next_heap_check;
+    live_heap_guard heap_guard;
     int retired;                 /* guarded by live->mutex: no longer active, adds are refused */
 };
 
@@ -78,6 +80,7 @@ struct live_instance {
     const ah_host_timeline *timeline;
     const ah_host_client *client;
     const ah_host_http *http;
+    const ah_host_clients *clients;  /* NULL: the host offers no second clients */
 
     /* Options (fixed after create). */
     double time_limit, load_time_limit, heap_check_interval;
@@ -98,7 +101,7 @@ struct live_instance {
     int64_t cached_version;      /* -1: no cached bundle */
     int disabled;                /* edgeFunction.downloadURL is "" */
     int started;                 /* the first download check happened */
-    live_buf settings;           /* the last settings document */
+    live_buf settings;           /* the last settings document; guarded by mutex */
     pthread_mutex_t storage_lock;
     void *module_state[LIVE_MAX_MODULES];
 };
@@ -109,7 +112,19 @@ static inline double live_now_seconds(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* live.c: helpers and references */
+/* Files, in one-way order: each calls only the files listed before it (and the engine, JSON
+ * helpers, the heap guard (live_heap.c) and the bundle files). A companion module
+ * (live_signals.c) sits on top, through live.h.
+ *   live_refs.c        logging, small helpers, references, the action queue
+ *   live_native.c      what JavaScript may ask of the library (`__live_native`)
+ *   live_plugin.c      plugins on host timelines; ending a call (running its actions); retiring
+ *                      the active generation
+ *   live_generation.c  loading bundles, activating one, cache/fallback/download
+ *   live.c             the integration (create, update, lifecycle, destroy), options, and the
+ *                      companion-module API (live_call_global, live_add_prelude)
+ */
+
+/* live_refs.c */
 /* `cap - 1` random hex digits and a NUL (getrandom; a clock-and-address mix if it fails). */
 void live_random_hex(char *out, size_t cap);
 int live_host_string(int64_t (*get)(void *, char *, size_t), void *ctx, live_buf *out, int *is_null);
@@ -117,6 +132,7 @@ void live_format_error(const live_js_error *e, char *out, size_t cap);
 void live_release_instance(live_instance *live);
 void live_free_actions(live_action *a);
 void live_gen_release(live_gen *g);
+/* The actions queued during a call (the engine lock is held). */
 live_action *live_take_actions(live_gen *g);
 int live_queue_action(live_gen *g, enum action_kind kind, int64_t js_id, const char *text, size_t len);
 
@@ -124,17 +140,23 @@ int live_queue_action(live_gen *g, enum action_kind kind, int64_t js_id, const c
 int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const char *b,
                    size_t b_len, live_buf *out, int *out_null);
 
-/* live_plugin.c: plugins on host timelines, and the queued actions */
+/* live_plugin.c: plugins on host timelines, the queued actions, retiring a generation */
 void live_finish_call(live_gen *g);
 void live_add_plugins(live_instance *live, live_gen *g, live_action **actions);
+/* Drops the ADD actions (their bundle is not loaded), leaving the others. */
+void live_add_plugins_refused(live_action **actions);
 void live_post_actions(live_instance *live, live_action *actions);
 void live_run_actions(live_instance *live, live_gen *g, live_action *actions);
+void live_retire_current(live_instance *live, live_gen *replacement);
 
 /* live_generation.c: loading bundles and switching between them */
+/* Loads a bundle into a fresh context. NULL (reason in `err`) when it cannot run; a bundle that
+ * stopped at an error is returned with `*partial` set and the error in `err`: what it did before
+ * stays. `*actions`: what it asked for while loading (NULL when it returns NULL: the events it
+ * sent were posted, its plugins not added). */
 live_gen *live_load_bundle(live_instance *live, const char *source, size_t len, const char *file,
-                           int64_t version, live_action **actions, char *err, size_t err_cap);
+                           int64_t version, live_action **actions, int *partial, char *err, size_t err_cap);
 void live_activate(live_instance *live, live_gen *g, live_action *actions);
-void live_retire_current(live_instance *live, live_gen *replacement);
 void live_load_local(live_instance *live);
 void live_apply_settings(live_instance *live, const char *settings, size_t len, int allow_download);
 void live_read_write_key(live_instance *live, const char *settings, size_t len);

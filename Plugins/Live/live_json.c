@@ -102,6 +102,31 @@ int live_json_member(const char *json, size_t len, const char *name, const char 
     }
 }
 
+int live_json_object_keys(const char *start, const char *stop,
+                          void (*each)(void *ctx, const char *key, size_t key_len, const char *start, const char *stop),
+                          void *ctx) {
+    const char *p = skip_ws(start, stop), *end = stop;
+    if (p >= end || *p != '{') return -1;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == '}') return 0;
+    for (;;) {
+        const char *key, *key_end, *value_end;
+        p = skip_ws(p, end);
+        if (p >= end || *p != '"') return -1;
+        key = p + 1;
+        if (!(key_end = skip_string(p, end))) return -1;
+        p = skip_ws(key_end, end);
+        if (p >= end || *p != ':') return -1;
+        p = skip_ws(p + 1, end);
+        if (!(value_end = skip_value(p, end))) return -1;
+        each(ctx, key, (size_t)(key_end - 1 - key), p, value_end);
+        p = skip_ws(value_end, end);
+        if (p < end && *p == '}') return 0;
+        if (p >= end || *p != ',') return -1;
+        p++;
+    }
+}
+
 int live_json_path(const char *json, size_t len, const char *path, const char **start,
                    const char **stop) {
     char name[128];

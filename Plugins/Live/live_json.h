@@ -36,6 +36,12 @@ int live_json_is(const char *start, const char *stop, const char *literal);
 int live_json_array(const char *start, const char *stop,
                     void (*each)(void *ctx, const char *start, const char *stop), void *ctx);
 
+/* Calls `each` with every member of a JSON object: its key as written between the quotes
+ * (escapes left as they are) and its value's text; -1 when not an object. */
+int live_json_object_keys(const char *start, const char *stop,
+                          void (*each)(void *ctx, const char *key, size_t key_len, const char *start, const char *stop),
+                          void *ctx);
+
 /* Appends `text` as a JSON string (quoted, escaped) to `out`. */
 int live_json_append_string(live_buf *out, const char *text, size_t len);
 

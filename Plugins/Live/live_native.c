@@ -21,6 +21,44 @@ static void storage_path(live_instance *live, char *out, size_t cap) {
     snprintf(out, cap, "%s/storage.json", live->storage_dir);
 }
 
+/* A client id from JavaScript ("" or absent: the host's own client, 0). */
+static int64_t client_id(const char *text) {
+    return text && text[0] ? strtoll(text, NULL, 10) : 0;
+}
+
+/* live_host_string for a second client's getters. */
+static int client_string(const ah_host_clients *clients, int64_t (*get)(void *, uint64_t, char *, size_t), void *ctx,
+                         uint64_t id, live_buf *out, int *is_null) {
+    (void)clients;
+    if (live_buf_reserve(out, 256)) return -1;
+    for (;;) {
+        int64_t n = get(ctx, id, out->data, out->cap);
+        if (n < 0) { *is_null = 1; out->len = 0; out->data[0] = 0; return 0; }
+        if ((size_t)n < out->cap) { out->len = (size_t)n; *is_null = 0; return 0; }
+        if (live_buf_reserve(out, (size_t)n + 1)) return -1;
+    }
+}
+
+static void append_key(void *ctx, const char *key, size_t len, const char *s, const char *e) {
+    (void)s; (void)e;
+    live_buf *out = ctx;
+    if (out->len > 1) live_buf_append(out, ",", 1);
+    live_buf_append(out, "\"", 1);
+    live_buf_append(out, key, len);  /* still escaped as in the settings text */
+    live_buf_append(out, "\"", 1);
+}
+
+/* The destinations this host runs: the keys of the last settings' "integrations". */
+static int destination_keys(live_instance *live, live_buf *out) {
+    const char *s, *e;
+    if (live_buf_set(out, "[", 1)) return -1;
+    pthread_mutex_lock(&live->mutex);
+    if (live->settings.len && live_json_member(live->settings.data, live->settings.len, "integrations", &s, &e))
+        live_json_object_keys(s, e, append_key, out);
+    pthread_mutex_unlock(&live->mutex);
+    return live_buf_append(out, "]", 1);
+}
+
 int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const char *b,
                      size_t b_len, live_buf *out, int *out_null) {
     live_gen *g = ctx;
@@ -52,10 +90,10 @@ int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const
         *out_null = 1;
         return 0;
     }
-    if (strcmp(op, "send") == 0) {
+    if (strcmp(op, "send") == 0) {  /* a: the event, b: the client ("" or absent: the host's) */
         *out_null = 1;
         if (!a) return 0;
-        if (live_queue_action(g, ACTION_SEND, 0, a, a_len)) { live_buf_set(out, "out of memory", 13); return -1; }
+        if (live_queue_action(g, ACTION_SEND, client_id(b), a, a_len)) { live_buf_set(out, "out of memory", 13); return -1; }
         return 0;
     }
     if (strcmp(op, "add") == 0) {
@@ -72,21 +110,50 @@ int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const
         if (live_queue_action(g, ACTION_ADD, strtoll(a, NULL, 10), b, b_len)) { live_buf_set(out, "out of memory", 13); return -1; }
         return 0;
     }
-    if (strcmp(op, "reset") == 0 || strcmp(op, "flush") == 0) {
+    if (strcmp(op, "reset") == 0 || strcmp(op, "flush") == 0) {  /* a: the client */
         *out_null = 1;
-        if (live_queue_action(g, op[0] == 'r' ? ACTION_RESET : ACTION_FLUSH, 0, NULL, 0)) { live_buf_set(out, "out of memory", 13); return -1; }
+        if (live_queue_action(g, op[0] == 'r' ? ACTION_RESET : ACTION_FLUSH, client_id(a), NULL, 0)) { live_buf_set(out, "out of memory", 13); return -1; }
         return 0;
     }
-    if (strcmp(op, "userId") == 0)
-        return live_host_string(live->host->user_id, live->host->ctx, out, out_null);
-    if (strcmp(op, "anonymousId") == 0)
-        return live_host_string(live->host->anonymous_id, live->host->ctx, out, out_null);
-    if (strcmp(op, "traits") == 0) {
-        if (!live->client) return live_buf_set(out, "{}", 2);
-        int is_null = 0;
-        if (live_host_string(live->client->traits, live->host->ctx, out, &is_null)) return -1;
-        return is_null ? live_buf_set(out, "{}", 2) : 0;
+    if (strcmp(op, "userId") == 0 || strcmp(op, "anonymousId") == 0 || strcmp(op, "traits") == 0) {  /* a: the client */
+        int64_t id = client_id(a);
+        int traits = op[0] == 't';
+        int is_null = 0, failed;
+        if (id) {
+            if (!live->clients) { *out_null = 1; return 0; }
+            failed = client_string(live->clients, op[0] == 'u' ? live->clients->user_id : op[0] == 'a' ? live->clients->anonymous_id
+                                   : live->clients->traits, live->host->ctx, (uint64_t)id, out, &is_null);
+        } else if (traits) {
+            if (!live->client) return live_buf_set(out, "{}", 2);
+            failed = live_host_string(live->client->traits, live->host->ctx, out, &is_null);
+        } else {
+            failed = live_host_string(op[0] == 'u' ? live->host->user_id : live->host->anonymous_id, live->host->ctx, out, &is_null);
+        }
+        if (failed) return -1;
+        if (traits && is_null) return live_buf_set(out, "{}", 2);
+        *out_null = is_null;
+        return 0;
     }
+    if (strcmp(op, "clientOpen") == 0) {  /* a: the write key; answers the client's id */
+        char err[512] = "";
+        uint64_t id = 0;
+        if (!live->clients) {
+            snprintf(err, sizeof err, "new Analytics(\"%.100s\"): this host offers no second clients (%s)", a ? a : "", AH_EXT_CLIENTS);
+            live_buf_set(out, err, strlen(err));
+            return -1;
+        }
+        if (live->clients->open(live->host->ctx, a ? a : "", a ? a_len : 0, &id, err, sizeof err) != AH_OK) {
+            char m[700];
+            snprintf(m, sizeof m, "new Analytics(\"%.100s\"): %s", a ? a : "", err[0] ? err : "refused by the host");
+            live_buf_set(out, m, strlen(m));
+            return -1;
+        }
+        char text[32];
+        snprintf(text, sizeof text, "%llu", (unsigned long long)id);
+        return live_buf_set(out, text, strlen(text));
+    }
+    if (strcmp(op, "destinations") == 0)  /* the keys of the settings' integrations, as a JSON array */
+        return destination_keys(live, out);
     if (strcmp(op, "storageLoad") == 0) {
         char path[PATH_MAX];
         if (!live->has_storage) return live_buf_set(out, "{}", 2);

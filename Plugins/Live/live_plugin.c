@@ -24,18 +24,19 @@ static int plugin_is_active(live_plugin *p) {
 }
 
 
-/* The heap check, at most once per interval, after a call; the engine lock is held.
- * Returns 1 when the bundle went over its heap bound. */
+/* The heap bound, after every call (live_heap.h: cheap unless the heap could have passed it);
+ * the engine lock is held. Returns 1 when the bundle went over its heap bound. */
 static int heap_over(live_gen *g) {
     live_instance *live = g->live;
     if (!live->max_heap) return 0;
     double now = live_now_seconds();
-    if (now < g->next_heap_check) return 0;
-    g->next_heap_check = now + live->heap_check_interval;
+    int periodic = now >= g->next_heap_check;
+    if (periodic) g->next_heap_check = now + live->heap_check_interval;
     size_t heap = 0;
-    if (!live_engine_check_heap(g->engine, &heap)) return 0;
+    if (!live_heap_guard_check(&g->heap_guard, g->engine, live->max_heap, now, periodic, &heap)) return 0;
     live_log(live, AH_LOG_ERROR, "the bundle %s uses %zu bytes of JavaScript heap, over the %zu-byte bound "
-             "(maxHeapBytes): it is unloaded, events go on unchanged", g->file, heap, live->max_heap);
+             "(maxHeapBytes): it is unloaded, its plugins leave the timelines and events go on unchanged",
+             g->file, heap, live->max_heap);
     return 1;
 }
 
@@ -338,6 +339,43 @@ done:
     live_buf_free(&destination);
 }
 
+/* Makes `replacement` (may be NULL) the active generation and takes the previous one's plugins
+ * off the host timelines. */
+void live_retire_current(live_instance *live, live_gen *replacement) {
+    uint64_t *ids = NULL;
+    size_t count = 0, cap = 0;
+    pthread_mutex_lock(&live->mutex);
+    live_gen *old = atomic_load(&live->current);
+    if (old == replacement) { pthread_mutex_unlock(&live->mutex); return; }
+    atomic_store_explicit(&live->current, replacement, memory_order_release);
+    if (old) {
+        old->retired = 1;
+        for (live_plugin **link = &live->plugins; *link;) {
+            live_plugin *p = *link;
+            if (p->gen != old) { link = &p->next; continue; }
+            *link = p->next;
+            p->listed = 0;
+            /* Only the id is kept: once unlisted, `release` may free the plugin at any time. */
+            if (p->host_id) {
+                if (count == cap) {
+                    size_t grown = cap ? cap * 2 : 16;
+                    uint64_t *more = realloc(ids, grown * sizeof *ids);
+                    if (!more) continue;  /* it stays inert (not active) until the host removes it */
+                    ids = more;
+                    cap = grown;
+                }
+                ids[count++] = p->host_id;
+            }
+        }
+    }
+    pthread_mutex_unlock(&live->mutex);
+    /* Outside the lock: `remove` may wait for a call in progress, and `release` takes the lock.
+     * An id the host no longer knows (it removed the plugin itself, e.g. at shutdown) is fine. */
+    for (size_t i = 0; i < count; i++) live->timeline->remove(live->host->ctx, ids[i]);
+    free(ids);
+    live_gen_release(old);
+}
+
 /* Adds the plugins of ADD actions (outside every lock of ours: the host allows `add` from its
  * callbacks) and leaves the other actions in `*actions`. */
 void live_add_plugins(live_instance *live, live_gen *g, live_action **actions) {
@@ -351,21 +389,41 @@ void live_add_plugins(live_instance *live, live_gen *g, live_action **actions) {
     }
 }
 
+void live_add_plugins_refused(live_action **actions) {
+    for (live_action **link = actions; *link;) {
+        live_action *a = *link;
+        if (a->kind != ACTION_ADD) { link = &a->next; continue; }
+        *link = a->next;
+        live_buf_free(&a->text);
+        free(a);
+    }
+}
+
 /* Events, resets and flushes, in the order JavaScript asked for them. The host takes each
  * without re-entering the caller: send_event queues the event for its own thread, and the
  * client's reset and flush run the plugins' hooks later. */
 void live_post_actions(live_instance *live, live_action *actions) {
     for (live_action *a = actions; a; a = a->next) {
+        /* js_id: 0 the host's client, else a second client (new Analytics(writeKey)). */
+        uint64_t id = (uint64_t)a->js_id;
         switch (a->kind) {
         case ACTION_SEND: {
-            ah_status rc = live->host->send_event(live->host->ctx, a->text.data, a->text.len);
+            ah_status rc = AH_ERR_PERMANENT;
+            if (!id) rc = live->host->send_event(live->host->ctx, a->text.data, a->text.len);
+            else if (live->clients) rc = live->clients->send_event(live->host->ctx, id, a->text.data, a->text.len);
             if (rc != AH_OK)
-                live_log(live, AH_LOG_WARN, "an event the bundle sent was not accepted (%s): %.200s",
+                live_log(live, AH_LOG_WARN, "an event the bundle sent%s was not accepted (%s): %.200s", id ? " through a second client" : "",
                          rc == AH_ERR_RETRYABLE ? "the host is busy or stopping" : "not a valid event", a->text.data);
             break;
         }
-        case ACTION_RESET: if (live->client) live->client->reset(live->host->ctx); break;
-        case ACTION_FLUSH: if (live->client) live->client->flush(live->host->ctx); break;
+        case ACTION_RESET:
+            if (!id && live->client) live->client->reset(live->host->ctx);
+            else if (id && live->clients) live->clients->reset(live->host->ctx, id);
+            break;
+        case ACTION_FLUSH:
+            if (!id && live->client) live->client->flush(live->host->ctx);
+            else if (id && live->clients) live->clients->flush(live->host->ctx, id);
+            break;
         case ACTION_ADD: break;
         }
     }

@@ -44,14 +44,15 @@ enum RunCommand {
                             stop; while running: while reading waits for its queue; default 10); one
                             whose call has not returned by then is abandoned: its undelivered events
                             are counted and reported, exit status 4
-          --live-plugins FILE  JavaScript bundle for LivePlugins (libliveplugins.so in --plugins)
+          --live-plugins FILE  JavaScript bundle for LivePlugins (libliveplugins.so in --plugins, else
+                            exit 2; a bundle that does not load is reported, exit 3)
                             to run on first start, offline, or when the settings' edgeFunction
                             bundle cannot be downloaded
           --allow-insecure-plugins  load libraries even if group/others may write them
           --isolate[=KEY,...]  run every loaded library (or those keys) in a child process of its own
                             (analytics-plugin-runner), as the settings' "isolation": "process" does per
                             key: its crash, exit, hang or memory blow-up ends only that process, which
-                            is restarted; events in flight are sent again (see README "Isolation")
+                            is restarted; events in flight are sent again (see docs/isolation.md)
           --isolate-memory BYTES  memory limit of each such library (default 2147483648; 0: none):
                             a memory cgroup of its own where the host may make one (memory really
                             used), else the address-space limit RLIMIT_AS (reservations count)
@@ -84,8 +85,8 @@ enum RunCommand {
         if !settingsFile.problems.isEmpty {
             let allowed = opts.has("--allow-invalid-settings")
             for p in settingsFile.problems {
-                let text = "analytics-host: \(allowed ? "warning: " : "")settings \(settingsPath): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)\n"
-                FileHandle.standardError.write(Data(text.utf8))
+                let text = "\(allowed ? "warning: " : "")settings \(settingsPath): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)"
+                FileHandle.standardError.write(Data("analytics-host: \(TerminalText.escaped(text))\n".utf8))
             }
             if !allowed {
                 let n = settingsFile.problems.count
@@ -162,6 +163,10 @@ enum RunCommand {
             analytics.shutdown()
             throw UsageError("\(problem); no input was read")
         }
+        if opts["--live-plugins"] != nil, let missing = liveLibraryMissing(analytics, pluginsDirectory: pluginsDir) {
+            analytics.shutdown()
+            throw UsageError("\(missing); no input was read")
+        }
         if logLevel == .debug {
             let keys = analytics.timeline.plugins(of: .destination).compactMap { ($0 as? DestinationPlugin)?.key }.sorted()
             var lines = ["settings \(settingsPath), plugins directory \(pluginsDir), input \(inputPath == "-" ? "standard input" : inputPath)",
@@ -179,6 +184,7 @@ enum RunCommand {
         var accepted = 0, rejected = 0
         while !StopSignal.requested {
             var problem: String?
+            let lineNumber = reader.lineNumber + 1  // each call reads exactly one line
             let more = reader.next { next in
                 let line: UnsafeBufferPointer<UInt8>
                 switch next {
@@ -195,7 +201,7 @@ enum RunCommand {
                         return
                     }
                     feed?.emitDue(before: payload["timestamp"]?.stringValue)
-                    try analytics.process(payload: payload)
+                    try errors.whileReading(line: lineNumber) { try analytics.process(payload: payload) }
                     accepted += 1
                 } catch let e as JSONParseError {
                     problem = e.description
@@ -230,9 +236,11 @@ enum RunCommand {
         if let feed, let stats = analytics.signals?.stats {
             print(Summary.signals(stats, fromFile: feed.accepted, rejected: feed.rejected))
         }
+        if let problems = Summary.libraryProblems(analytics.libraryProblems) { print(problems) }
         var outcome = ExitStatus.RunOutcome()
         outcome.rejectedLines = rejected + (feed?.rejected ?? 0)
-        outcome.pluginProblems = errors.pluginProblems
+        outcome.pluginProblems = errors.pluginProblems + analytics.libraryProblems.logged.count
+            + analytics.libraryProblems.pluginFailures.count
         for case let destination as DestinationPlugin in analytics.timeline.plugins(of: .destination) {
             guard let stats = analytics.timeline.stats(forKey: destination.key) else { continue }
             outcome.failedForGood += stats.failed
@@ -249,6 +257,20 @@ enum RunCommand {
 }
 
 extension RunCommand {
+    /// Why `--live-plugins` cannot take effect: no library with the LivePlugins key in the plugins
+    /// directory (nil when one was loaded, or refused: that refusal is reported as such, exit 3).
+    static func liveLibraryMissing(_ analytics: Analytics, pluginsDirectory: String) -> String? {
+        let key = "LivePlugins"
+        if analytics.pluginScan.libraries.contains(where: { $0.info.key == key }) || analytics.isolatedLibraries.contains(where: { $0.key == key }) {
+            return nil
+        }
+        if analytics.pluginScan.problems.contains(where: { ($0.file as NSString).lastPathComponent.lowercased().contains("liveplugins") }) {
+            return nil
+        }
+        return "--live-plugins needs the LivePlugins library (libliveplugins.so, built by `make live-plugins`) in --plugins "
+            + "\(pluginsDirectory): it is not there, so the bundle would never run"
+    }
+
     /// --log-level, else -v (debug), else ANALYTICS_HOST_LOG_LEVEL, else info.
     static func logLevel(_ opts: Options) throws -> LogLevel {
         let names = "debug, info, warning or error"
@@ -291,8 +313,24 @@ final class ErrorPrinter: Sendable {
     /// Per-event storage causes in the order first seen, with how many events each hit.
     private let causes = Locked<[(cause: String, count: Int)]>([])
 
+    /// The input line being processed on the reading thread: a problem reported there while the
+    /// line is processed (an event too large for Segment.io, found in the fan-out) names it.
+    private let reading = Locked<(thread: pthread_t, line: Int)?>(nil)
+
+    @discardableResult
+    func whileReading<R>(line: Int, _ body: () throws -> R) rethrows -> R {
+        reading.withLock { $0 = (pthread_self(), line) }
+        defer { reading.withLock { $0 = nil } }
+        return try body()
+    }
+
     var handler: @Sendable (AnalyticsError) -> Void {
         { [self] error in
+            if case .invalidEvent(let problem) = error,
+               let (thread, line) = reading.withLock({ $0 }), pthread_equal(thread, pthread_self()) != 0 {
+                self.line(line, problem)
+                return
+            }
             switch error {
             case .loader: pluginProblemCount.withLock { $0 += 1 }
             case .plugin(_, let message) where message.hasPrefix("could not be created"): pluginProblemCount.withLock { $0 += 1 }

@@ -1,7 +1,8 @@
 /* Fixture: uses AH_EXT_SIGNALS. Settings {"out": "<file>", "held": true|false}.
  * create: subscribes (held or not) and emits one user-defined signal from C.
  * deliver: appends each signal's JSON text and a newline to <file>; release appends "released".
- * track hook, by event name: "ready" calls set_ready(id, 1); "bad" emits an invalid signal and
+ * track hook, by event name: "ready" calls set_ready(id, 1); "today" emits a signal in today's
+ * shape and one missing its target's component, and logs both statuses; "bad" emits an invalid signal and
  * logs the host's reason; "unsubscribe" unsubscribes; "config" logs the configuration text. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,16 @@ static ah_status track(ah_instance *self, const char *json, size_t len, char *er
         reason[0] = 0;
         status = self->signals->emit(self->host->ctx, bad, strlen(bad), reason, sizeof reason);
         n = snprintf(line, sizeof line, "emit status=%d reason=%s", (int)status, reason);
+        self->host->log(self->host->ctx, AH_LOG_INFO, line, (size_t)n);
+    } else if (contains(json, len, "\"event\":\"today\"")) {
+        /* analytics-swift-live 3.x's interaction shape, then one without its component. */
+        const char *today = "{\"type\":\"interaction\",\"data\":{\"target\":{\"component\":\"button\",\"title\":\"Buy\"}}}";
+        const char *bad = "{\"type\":\"interaction\",\"data\":{\"target\":{\"title\":\"Buy\"}}}";
+        ah_status good, refused;
+        reason[0] = 0;
+        good = self->signals->emit(self->host->ctx, today, strlen(today), NULL, 0);
+        refused = self->signals->emit(self->host->ctx, bad, strlen(bad), reason, sizeof reason);
+        n = snprintf(line, sizeof line, "today status=%d bad status=%d reason=%s", (int)good, (int)refused, reason);
         self->host->log(self->host->ctx, AH_LOG_INFO, line, (size_t)n);
     } else if (contains(json, len, "\"event\":\"unsubscribe\"")) {
         int first = (int)self->signals->unsubscribe(self->host->ctx, self->id);

@@ -27,7 +27,7 @@ OUT=build/fuzz
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 JOBS=${FUZZ_JOBS:-$(nproc)}
 OPT=${FUZZ_OPT:--O}
-FLAGS=(-swift-version 6 "$OPT" -sanitize=fuzzer,address -parse-as-library
+FLAGS=(-swift-version 6 "$OPT" -sanitize=fuzzer,address -parse-as-library -package-name analytics_host
        -I include -I Sources/CZlib -I Sources/CProcessControl -I "$OUT/modules")
 export SWIFT_BACKTRACE=enable=no   # let libFuzzer, not the Swift runtime, handle crashes
 

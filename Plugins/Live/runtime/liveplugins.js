@@ -14,11 +14,12 @@
     delete global.__live_native;
     const config = JSON.parse(native("config"));
 
-    const LivePluginType = Object.freeze({
-        before: "before", enrichment: "enrichment", after: "after", utility: "utility",
-    });
-    const UpdateType = Object.freeze({ initial: true, refresh: false });
-    const pluginTypes = new Set(Object.values(LivePluginType));
+    // analytics-swift's PluginType raw values, which analytics-swift-live hands to JavaScript:
+    // a plugin's `type` is one of these numbers (the library maps them to the host's stages).
+    const LivePluginType = Object.freeze({ before: 0, enrichment: 1, after: 3, utility: 4 });
+    // What update(settings, type) receives: the strings analytics-swift-live and -kotlin-live pass.
+    const UpdateType = Object.freeze({ initial: "Initial", refresh: "Refresh" });
+    const stageNames = new Map([[0, "before"], [1, "enrichment"], [3, "after"], [4, "utility"]]);
 
     function text(value) {
         if (typeof value === "string") return value;
@@ -112,87 +113,144 @@
     // Where events sent now come from: "js", or "signals" while signals.js runs processSignal
     // (through __livePluginsSetOrigin), so that the host does not turn those back into signals.
     let origin = "js";
-    // `context`: the optional last argument of track/identify/screen/group (as analytics-swift-live
-    // takes it), merged into the event's context; the origin marker is always the host's.
-    function send(event, context) {
-        const given = optionalObject(context, event.type + ": context");
-        event.context = Object.assign({}, given, { __eventOrigin: { type: origin, version: config.version } });
-        native("send", JSON.stringify(event));
-    }
-    function optionalObject(value, what) {
-        if (value === undefined || value === null) return {};
-        if (typeof value !== "object" || Array.isArray(value)) throw new TypeError(what + " must be an object");
+    // A warning in the host's log (bad arguments: the call does nothing, as in the references,
+    // but never silently).
+    function warn(message) { native("warning", message); }
+    // A JSON object argument, or undefined when it is absent or not an object (null, a string,
+    // an array...: the references read those as "no properties"; said in the log).
+    function objectArgument(value, what) {
+        if (value === undefined || value === null) return undefined;
+        if (typeof value !== "object" || Array.isArray(value)) {
+            warn(what + " is " + (Array.isArray(value) ? "an array" : typeof value) + ", not an object: ignored");
+            return undefined;
+        }
         return value;
     }
+    // The argument a call needs as a string, or undefined (then the call sends nothing, as the
+    // references do, and says why in the log).
+    function stringArgument(value, call, what) {
+        if (typeof value === "string") return value;
+        warn(call + ": " + what + " must be a string, found " + (value === null ? "null" : typeof value) + ": nothing sent");
+        return undefined;
+    }
 
-    // analytics-swift-live's `new Analytics(writeKey)` wraps the app's client with that key, or
-    // starts a second client for a new key. A host runs one client: its key (or none) gives
-    // `analytics` itself; another key cannot get a client of its own here, and says so at once
-    // rather than accept events it could not deliver.
+    // The user as the bundle last changed it. Events the bundle sends reach the host after the
+    // call returns (and identify/alias change the host's user only when the host processes
+    // them), so `identify("x")` then `userId` in the same call would read the old id: this
+    // overlay answers "x" until the host reports it, or reports some other change of its own.
+    class PendingValue {
+        constructor() { this.set = false; this.value = undefined; this.before = undefined; }
+        put(value, hostNow) { if (!this.set) this.before = hostNow; this.set = true; this.value = value; }
+        read(hostNow, same) {
+            if (!this.set) return hostNow;
+            if (same(hostNow, this.value) || !same(hostNow, this.before)) { this.set = false; return hostNow; }
+            return this.value;
+        }
+    }
+    const sameText = (a, b) => a === b;
+    const sameJSON = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+    // analytics-swift-live's `new Analytics(writeKey)`: the app's client for its own write key
+    // (or none); for another key a second client that sends to Segment.io under that key, with
+    // its own queue (the host's AH_EXT_CLIENTS capability), one per key.
     const clients = new Map();
     class Analytics {
+        #client;       // "" for the host's client, else the second client's id
+        #userId = new PendingValue();
+        #traits = new PendingValue();
         constructor(writeKey) {
             const key = writeKey === undefined || writeKey === null ? config.writeKey : String(writeKey);
-            const existing = clients.get(key) || (config.writeKey === "" ? clients.get("") : undefined);
+            const mine = key === config.writeKey || config.writeKey === "" && clients.size === 0;
+            const existing = clients.get(mine ? "" : key);
             if (existing) return existing;
-            if (clients.size > 0 && config.writeKey !== "" && key !== config.writeKey) {
-                throw new Error("new Analytics(\"" + key + "\"): this host runs one client, for write key \"" +
-                                config.writeKey + "\"; a client for another write key is not available in " +
-                                "LivePlugins (use `analytics`, or new Analytics() for this host's client)");
-            }
-            clients.set(key, this);
+            this.#client = mine ? "" : native("clientOpen", key);
+            clients.set(mine ? "" : key, this);
         }
-        get userId() { return native("userId"); }
-        get anonymousId() { return native("anonymousId"); }
-        get traits() { return JSON.parse(native("traits") || "{}"); }
+        #hostUserId() { return native("userId", this.#client); }
+        #hostTraits() { return JSON.parse(native("traits", this.#client) || "{}"); }
+        get userId() { return this.#userId.read(this.#hostUserId(), sameText); }
+        get anonymousId() { return native("anonymousId", this.#client); }
+        get traits() { return this.#traits.read(this.#hostTraits(), sameJSON); }
 
+        // `context` (the last argument of track/identify/screen/group, as analytics-swift-live
+        // takes it) is merged into the event's context; the origin marker is always the host's.
+        #send(event, context) {
+            event.context = Object.assign({}, objectArgument(context, event.type + ": context"),
+                                          { __eventOrigin: { type: origin, version: config.version } });
+            native("send", JSON.stringify(event), this.#client);
+        }
         track(event, properties, context) {
-            if (typeof event !== "string" || event === "") throw new TypeError("track: the event name must be a non-empty string");
-            send({ type: "track", event: event, properties: optionalObject(properties, "track: properties") }, context);
+            const name = stringArgument(event, "track", "the event name");
+            if (name === undefined) return;
+            this.#send({ type: "track", event: name, properties: objectArgument(properties, "track: properties") || {} }, context);
         }
         identify(userId, traits, context) {
-            const e = { type: "identify", traits: optionalObject(traits, "identify: traits") };
-            if (userId !== undefined && userId !== null) e.userId = String(userId);
-            send(e, context);
+            const id = stringArgument(userId, "identify", "the userId");
+            if (id === undefined) return;
+            const t = objectArgument(traits, "identify: traits");
+            const e = { type: "identify", userId: id, traits: t || {} };
+            const hostTraits = this.#hostTraits();
+            const merged = Object.assign({}, this.#traits.read(hostTraits, sameJSON), t || {});
+            this.#send(e, context);
+            this.#userId.put(id, this.#hostUserId());
+            this.#traits.put(merged, hostTraits);
         }
         screen(title, category, properties, context) {
-            const e = { type: "screen", name: title === undefined || title === null ? "" : String(title),
-                        properties: optionalObject(properties, "screen: properties") };
-            if (category !== undefined && category !== null) e.category = String(category);
-            send(e, context);
+            const name = stringArgument(title, "screen", "the title");
+            if (name === undefined) return;
+            const e = { type: "screen", name: name, properties: objectArgument(properties, "screen: properties") || {} };
+            if (typeof category === "string") e.category = category;
+            this.#send(e, context);
         }
         group(groupId, traits, context) {
-            if (groupId === undefined || groupId === null || groupId === "") throw new TypeError("group: a groupId is required");
-            send({ type: "group", groupId: String(groupId), traits: optionalObject(traits, "group: traits") }, context);
+            const id = stringArgument(groupId, "group", "the groupId");
+            if (id === undefined) return;
+            this.#send({ type: "group", groupId: id, traits: objectArgument(traits, "group: traits") || {} }, context);
         }
-        alias(newId) {
-            if (newId === undefined || newId === null || newId === "") throw new TypeError("alias: a new id is required");
+        alias(newId, context) {
+            const id = stringArgument(newId, "alias", "the new id");
+            if (id === undefined) return;
             const previous = this.userId;
-            send({ type: "alias", userId: String(newId), previousId: previous === null ? this.anonymousId : previous });
+            this.#send({ type: "alias", userId: id, previousId: previous === null ? this.anonymousId : previous }, context);
+            this.#userId.put(id, this.#hostUserId());
         }
-        reset() { native("reset"); }
-        flush() { native("flush"); }
+        reset() {
+            native("reset", this.#client);
+            this.#userId.put(null, this.#hostUserId());
+            this.#traits.put({}, this.#hostTraits());
+        }
+        flush() { native("flush", this.#client); }
+        // Adds a LivePlugin to this host's timeline, or to the timeline of its `destination`.
+        // true when added; false (said in the log) for a plugin without a LivePluginType or on a
+        // second client (which runs no plugins). A destination the settings do not name is said
+        // in the log; the plugin waits for it (the settings may create it later).
         add(plugin) {
-            if (plugin === null || typeof plugin !== "object") throw new TypeError("add: expected a LivePlugin");
-            const type = plugin.type;
-            if (!pluginTypes.has(type)) throw new TypeError("add: unknown plugin type " + text(type) + " (use LivePluginType)");
-            const destination = plugin.destination;
-            if (destination !== null && destination !== undefined && typeof destination !== "string") {
-                throw new TypeError("add: destination must be a destination key or null");
+            const refuse = (why) => { warn("add: " + why + ": not added"); return false; };
+            if (plugin === null || typeof plugin !== "object") return refuse("expected a LivePlugin, found " + (plugin === null ? "null" : typeof plugin));
+            const name = (plugin.constructor && plugin.constructor.name) || "LivePlugin";
+            if (this.#client !== "") return refuse("plugin " + name + ": a second client (new Analytics(writeKey)) runs no plugins");
+            const stage = stageNames.get(plugin.type);
+            if (stage === undefined) return refuse("plugin " + name + " has type " + (typeof plugin.type === "string" ? JSON.stringify(plugin.type) : text(plugin.type)) + ", not a LivePluginType");
+            const destination = typeof plugin.destination === "string" ? plugin.destination : null;
+            if (destination !== null) {
+                const known = native("destinations");
+                if (!JSON.parse(known).includes(destination)) {
+                    warn("add: plugin " + name + " names destination \"" + destination + "\", which the settings do not name " +
+                         "(their integrations: " + known + "); it waits for a destination with that key");
+                }
             }
             const id = nextPluginId++;
-            const name = (plugin.constructor && plugin.constructor.name) || "LivePlugin";
             plugins.set(id, plugin);
             try {
                 native("add", String(id), JSON.stringify({
-                    type: type, destination: destination === undefined ? null : destination, name: name,
+                    type: stage, destination: destination, name: name,
                     failClosed: plugin.failClosed === true, handles: handledTypes(plugin),
                 }));
             } catch (e) {
                 plugins.delete(id);
                 throw e;
             }
-            return plugin;
+            return true;
         }
     }
     const analytics = new Analytics(config.writeKey);

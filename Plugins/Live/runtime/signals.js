@@ -5,8 +5,9 @@
  * libliveplugins.so (live_preludes.c); fed by live_signals.c, which receives every signal from
  * the host (AH_EXT_SIGNALS) and calls the read-only global __signalsReceive with it.
  *
- * For each signal: it joins the buffer (newest first, at most signals.maxBufferSize), then the
- * bundle's global processSignal(signal, {analytics, signals}) runs, if the bundle defines one.
+ * For each signal: it joins the buffer of the global `signals` in place (this file's, or the one a
+ * bundle installed instead, e.g. Segment's signals runtime), then the bundle's global
+ * processSignal(signal, {analytics, signals}) runs, if the bundle defines one.
  * Events sent while processSignal runs carry context.__eventOrigin.type "signals", so the host
  * does not turn them back into instrumentation signals.
  */
@@ -31,7 +32,7 @@
         Loaded: "loaded", Updated: "updated", Saved: "saved", Deleted: "deleted", Undefined: "undefined",
     });
     const EventType = Object.freeze({
-        Track: "track", Screen: "screen", Identify: "identify", Group: "group", Alias: "alias",
+        Track: "track", Page: "page", Screen: "screen", Identify: "identify", Group: "group", Alias: "alias",
     });
 
     function currentAnonymousId() {
@@ -131,6 +132,18 @@
             }
             return undefined;
         }
+        // Every signal older than `fromSignal` (all when null) of `signalType` (any when null)
+        // for which `predicate` (optional) is true, newest first.
+        filter(fromSignal, signalType, predicate) {
+            const buffer = this.signalBuffer, found = [];
+            for (let i = this._startAfter(fromSignal); i < buffer.length; i++) {
+                const s = buffer[i];
+                if (signalType !== undefined && signalType !== null && s.type !== signalType) continue;
+                if (typeof predicate === "function" && !predicate(s)) continue;
+                found.push(s);
+            }
+            return found;
+        }
         // find(), then `applyPredicate(found)` when something was found; returns what was found.
         findAndApply(fromSignal, signalType, searchPredicate, applyPredicate) {
             const found = this.find(fromSignal, signalType, searchPredicate);
@@ -143,20 +156,31 @@
     function entry(name, fn) {
         Object.defineProperty(global, name, { value: fn, writable: false, enumerable: false, configurable: false });
     }
+    // The `signals` in place now: this runtime's, or the one the bundle installed instead (the
+    // official signals runtime assigns its own to the global), which is then the one fed.
+    function current() {
+        const s = global.signals;
+        return s !== null && typeof s === "object" ? s : signals;
+    }
     // The host's signals configuration (maximumBufferSize, ...).
     entry("__signalsConfigure", function (config) {
         if (config && typeof config.maximumBufferSize === "number" && config.maximumBufferSize >= 0) {
-            signals.maxBufferSize = config.maximumBufferSize;
+            const s = current();
+            s.maxBufferSize = config.maximumBufferSize;
+            if (Object.prototype.hasOwnProperty.call(s, "_maxBufferSize")) s._maxBufferSize = config.maximumBufferSize;
         }
     });
-    // One signal from the host.
+    // One signal from the host: into the buffer of the `signals` in place (its `_add`, as the
+    // mobile references call, else its `add`), then the bundle's processSignal.
     entry("__signalsReceive", function (signal) {
-        signals._add(signal);
+        const s = current();
+        if (typeof s._add === "function") s._add(signal);
+        else if (typeof s.add === "function") s.add(signal);
         const process = global.processSignal;
         if (typeof process !== "function") return;
         const previous = global.__livePluginsSetOrigin("signals");
         try {
-            process(signal, { analytics: global.analytics, signals: signals });
+            process(signal, { analytics: global.analytics, signals: s });
         } finally {
             global.__livePluginsSetOrigin(previous);
         }

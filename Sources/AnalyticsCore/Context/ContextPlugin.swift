@@ -1,6 +1,6 @@
 /// Fills in `context` (library, os, device, app, locale, timezone) on every event. The machine's
 /// part is computed once; keys the caller already set win.
-public final class ContextPlugin: Plugin {
+package final class ContextPlugin: Plugin {
     public let type = PluginType.before
     let staticContext: JSONObject
 

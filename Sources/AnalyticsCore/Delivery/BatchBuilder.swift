@@ -1,7 +1,7 @@
 /// One upload's worth of events, already framed as `{"batch":[e1,e2,…` (the closing part with
 /// `sentAt` and `writeKey` is added per attempt, so that a retried batch carries a fresh `sentAt`
 /// and the server's clock-skew correction stays right).
-public struct UploadBatch: Sendable, Equatable {
+package struct UploadBatch: Sendable, Equatable {
     /// `{"batch":[` followed by the comma-separated event texts.
     public let head: [UInt8]
     /// `],"sentAt":"` … is written by ``body(sentAt:)``; this is the escaped write key part after it.
@@ -41,7 +41,7 @@ public struct UploadBatch: Sendable, Equatable {
 /// Builds upload batches by concatenating already-serialized event JSON: events are not parsed
 /// or re-encoded on the way out. A batch closes when the next event would push the body over
 /// ``BatchLimits/maxBatchBytes`` or the count over ``BatchLimits/maxBatchEvents``.
-public struct BatchBuilder: Sendable {
+package struct BatchBuilder: Sendable {
     static let batchOpen: [UInt8] = Array(#"{"batch":["#.utf8)
     static let sentAtOpen: [UInt8] = Array(#"],"sentAt":""#.utf8)
 

@@ -1,13 +1,20 @@
 /// The Segment tracking API's size limits, enforced before upload so that one bad event can
 /// never make a whole batch fail with 400 or block the queue behind it.
-public enum BatchLimits {
+package enum BatchLimits {
     /// Largest serialized event the API accepts (32 KB).
     public static let maxEventBytes = 32 * 1024
     /// Largest upload body the SDKs send (the API's hard limit is 500 KB; 475,000 leaves room
     /// for proxies that add to the request).
     public static let maxBatchBytes = 475_000
+    /// Largest batch request body the tracking API takes (500 KB; it answers 400 past it).
+    public static let apiMaxBatchBytes = 500 * 1024
     /// Most events in one batch.
     public static let maxBatchEvents = 2_500
+    /// Most nested objects and arrays in one event, the event object itself counting as one. The
+    /// upload refuses deeper events when they are accepted and `analytics-host receive` refuses
+    /// them with 400: a batch body wraps each event in two more levels (`{"batch":[…]}`), which
+    /// the JSON parser's limit must still hold.
+    public static let maxEventDepth = JSON.maxNestingDepth - 2
 
     /// Throws when `event` (already-serialized JSON) cannot go into any batch: over the size limit,
     /// or not a JSON object text at all. Call it when an event is accepted, so that the caller
@@ -27,8 +34,8 @@ public enum BatchLimits {
 }
 
 /// Why an event was refused by the batcher. The event is rejected (reported), never dropped silently.
-public struct BatchEventError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Reason: Sendable, Equatable {
+package struct BatchEventError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Reason: Sendable, Equatable {
         case tooLarge(size: Int, limit: Int)
         case notAnObject
     }

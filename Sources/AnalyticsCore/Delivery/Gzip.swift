@@ -1,11 +1,15 @@
 import CZlib
 
 /// Why zlib refused to compress or inflate a buffer.
-public struct GzipError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct GzipError: Error, Sendable, Equatable, CustomStringConvertible {
     public var operation: String
     public var code: Int32
     public var detail: String
     public var description: String { "gzip \(operation) failed (zlib code \(code)): \(detail)" }
+
+    /// The stream inflates to more than the limit given (as opposed to being corrupt).
+    public var isOverLimit: Bool { operation == "inflate" && detail.hasPrefix(Self.overLimit) }
+    static let overLimit = "output exceeds the"
 }
 
 /// gzip (RFC 1952) compression through zlib. Upload bodies are repetitive JSON, so the fastest
@@ -13,7 +17,7 @@ public struct GzipError: Error, Sendable, Equatable, CustomStringConvertible {
 ///
 /// A compressor keeps its zlib stream between calls (`deflateReset` instead of a fresh 256 KB
 /// state per batch). It is not thread-safe: give each uploading thread its own.
-public final class GzipCompressor {
+package final class GzipCompressor {
     private var stream = z_stream()
     private var ready = false
     public let level: Int32
@@ -83,7 +87,7 @@ public final class GzipCompressor {
 }
 
 /// One-shot helpers for code that compresses rarely (tests, the settings cache is not compressed).
-public enum Gzip {
+package enum Gzip {
     /// Compresses with a throw-away compressor at the fastest level.
     public static func compress(_ input: [UInt8]) throws(GzipError) -> [UInt8] {
         try GzipCompressor().compress(input)
@@ -108,7 +112,7 @@ public enum Gzip {
         while true {
             if produced == output.count {
                 guard output.count <= limit else {
-                    throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "output exceeds the \(limit)-byte limit")
+                    throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "\(GzipError.overLimit) \(limit)-byte limit")
                 }
                 // An array, not repeatElement: a generic sequence is copied element by element in
                 // debug builds (the tests' loopback server inflates every upload with this).
@@ -123,7 +127,7 @@ public enum Gzip {
                 stream.next_out = nil
             }
             if produced > limit {
-                throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "output exceeds the \(limit)-byte limit")
+                throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "\(GzipError.overLimit) \(limit)-byte limit")
             }
             if rc == Z_STREAM_END {
                 if stream.avail_in == 0 { break }

@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// A request for ``HTTPClient``.
-public struct HTTPRequest: Sendable {
+package struct HTTPRequest: Sendable {
     public var method: String
     public var url: URL
     public var headers: [(name: String, value: String)]
@@ -23,7 +23,7 @@ public struct HTTPRequest: Sendable {
 }
 
 /// A response: status, headers (names lower-cased) and body.
-public struct HTTPResponse: Sendable {
+package struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [String: String]
     public var body: [UInt8]
@@ -32,7 +32,7 @@ public struct HTTPResponse: Sendable {
 }
 
 /// Why a request produced no response. All of these are worth retrying.
-public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
     case timedOut(url: String, after: Double)
     case network(url: String, reason: String)
 
@@ -47,7 +47,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
 /// A blocking HTTP client over URLSession (libcurl on Linux): https for the real Segment API,
 /// keep-alive connection reuse, no caches or cookies. Blocking suits the uploader, which runs on
 /// its own thread and must finish one batch before deciding about the next.
-public final class HTTPClient: Sendable {
+package final class HTTPClient: Sendable {
     /// One session per whole-second timeout: URLSession on Linux takes the timeout from the
     /// session configuration, not from the request.
     private let sessions = Locked<[Int: URLSession]>([:])

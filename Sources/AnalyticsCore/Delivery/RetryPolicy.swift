@@ -1,5 +1,5 @@
 /// What to do with a batch after a response.
-public enum RetryBehavior: String, Sendable, Equatable {
+package enum RetryBehavior: String, Sendable, Equatable {
     case retry
     case drop
 
@@ -30,7 +30,7 @@ public enum RetryBehavior: String, Sendable, Equatable {
 ///     httpConfig.backoffConfig.statusCodeOverrides     {"<code>": "drop"|"retry"}  replaces the default map
 ///
 /// Field names are those of analytics-kotlin / analytics-swift / analytics-react-native.
-public struct RetryPolicy: Sendable, Equatable {
+package struct RetryPolicy: Sendable, Equatable {
     public var rateLimitEnabled = true
     public var rateLimitMaxRetryCount = 100
     public var maxRetryInterval = 300.0
@@ -119,7 +119,7 @@ public struct RetryPolicy: Sendable, Equatable {
     // MARK: Decisions
 
     /// How a response status is handled.
-    public enum StatusClass: Sendable, Equatable {
+    package enum StatusClass: Sendable, Equatable {
         case success
         /// 429 with rate limiting enabled: wait `Retry-After`.
         case rateLimited

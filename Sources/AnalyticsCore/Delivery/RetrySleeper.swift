@@ -2,14 +2,14 @@ import Foundation
 
 /// Waits between upload retries. Injectable so that tests can observe the waits without spending
 /// them, and so that shutdown can cut a long wait (a 429 may ask for minutes) short.
-public protocol RetrySleeper: Sendable {
+package protocol RetrySleeper: Sendable {
     /// Waits `seconds`; returns false when the wait was cancelled (the caller should stop retrying
     /// and keep the batch for later).
     func sleep(seconds: Double) -> Bool
 }
 
 /// The real sleeper: a timed wait on a condition that ``cancel()`` interrupts at once.
-public final class InterruptibleSleeper: RetrySleeper, @unchecked Sendable {
+package final class InterruptibleSleeper: RetrySleeper, @unchecked Sendable {
     private let condition = NSCondition()
     private var cancelled = false  // guarded by condition
 

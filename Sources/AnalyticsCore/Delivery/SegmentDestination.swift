@@ -100,10 +100,14 @@ public final class SegmentDestination: EncodedEventConsumer, InlineDestination {
     public var backlogEvents: Int { counters.backlog }
     /// Events the server refused for good (e.g. HTTP 400) or that hit a retry limit.
     public var rejectedEvents: Int { counters.rejected }
+    /// Events the server refused by themselves (once their batch was split down to them): which
+    /// event ("messageId …") and the server's answer; the first few only (``rejectedEvents``
+    /// counts them all).
+    public var refusedByServer: [(event: String, reason: String)] { counters.refusals }
     /// The last failed upload attempt ("HTTP 500: … from <host>", "network error: …"), nil if none.
     public var lastUploadProblem: String? { counters.lastProblem }
     /// The upload settings in force (after the latest settings update).
-    public var uploadConfiguration: UploadConfiguration { endpoint.withLock { $0.upload } }
+    package var uploadConfiguration: UploadConfiguration { endpoint.withLock { $0.upload } }
 
     // MARK: Plugin
 
@@ -249,10 +253,10 @@ public struct SegmentDestinationOptions: Sendable {
     /// server error): the events stay queued and the backoff continues in the background.
     public var flushWait: Double = 5
     /// When appended events are forced to the device (a SIGKILL loses nothing either way).
-    public var fsync: DurableQueue.FsyncPolicy = .never
+    package var fsync: DurableQueue.FsyncPolicy = .never
     /// At the disk cap (``Configuration/maxQueueBytes``): drop the oldest events (apps, the
     /// default: a call never waits for the network) or wait for uploads to free room (batch input).
-    public var whenQueueFull: DurableQueue.FullPolicy = .dropOldest
+    package var whenQueueFull: DurableQueue.FullPolicy = .dropOldest
 
     public init() {}
 }

@@ -17,15 +17,18 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
     enum PassEnd { case drained, deferred, stopped, closed }
 
     let uploader: Uploader
-    private let queue: DurableQueue
-    private let counters: SegmentDestinationCounters
-    private let report: @Sendable (AnalyticsError) -> Void
+    let queue: DurableQueue
+    let counters: SegmentDestinationCounters
+    let report: @Sendable (AnalyticsError) -> Void
     private let interval: Double
     private let control: Control
     private let sleeper: SegmentDestinationSleeper
     /// Set by `kick()` until the next pass starts: one wake-up however many events arrive.
     private let kickPending = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
+    /// A stored batch whose split was cut short (a deferred part): where it starts and how many
+    /// of its leading events are settled already. Upload thread only.
+    private var partlySettled: (start: DurableQueue.Position, events: Int)?
     /// How long a kicked pass waits for more events before reading its batch.
     private static let linger = 0.01
 
@@ -232,11 +235,21 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
 
             var rejected = 0
             var overflow = false
+            // The stored events that went into the body, for sending parts again (see `settle`).
+            var included: [ArraySlice<UInt8>] = []
+            included.reserveCapacity(batch.count)
+            // Leading events a cut-short split of this same batch already settled: not sent again.
+            var skip = partlySettled.map { $0.start == batch.start ? $0.events : 0 } ?? 0
+            let skipped = skip
             for index in batch.indices {
                 let slice = batch[index]
+                if skip > 0, slice.withUnsafeBytes({ raw in (try? BatchLimits.check(event: raw)) != nil }) {
+                    skip -= 1
+                    continue
+                }
                 let added = slice.withUnsafeBytes { raw in Result { () throws(BatchEventError) in try builder.append(raw) } }
                 switch added {
-                case .success(true): break
+                case .success(true): included.append(slice)
                 case .success(false): overflow = true
                 case .failure(let error):
                     rejected += 1
@@ -254,24 +267,18 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
 
             if !builder.isEmpty {
                 let upload = builder.finish()
-                let host = uploader.configuration.apiHost
-                let queue = self.queue
-                let outcome = uploader.deliver(upload, retryCount: queue.attempts(at: batch.start)) { retry in
-                    queue.recordAttempts(retry + 1, at: batch.start)
-                }
-                if let failure = outcome.failure { counters.problem("\(failure) from \(host)") }
-                switch outcome.disposition {
-                case .delivered:
-                    counters.uploaded(upload.eventCount)
-                    spareHead = upload.head
-                case .dropped:
-                    counters.rejected(upload.eventCount)
-                    report(.delivery("Segment.io: dropped a batch of \(upload.eventCount) events after \(outcome.attempts) attempt(s) to \(host): \(outcome.reason)"))
-                case .deferred:
+                // Acknowledged only once every event of the batch is delivered or refused for
+                // good, however many parts it was split into: a kill in between sends it again
+                // whole (parts already delivered are duplicated, nothing is lost).
+                var settled = 0
+                guard settle(upload, events: included, queuedAt: batch.start, settled: &settled) else {
+                    partlySettled = (batch.start, skipped + settled)
                     queue.release(batch)
                     return stopping.load(ordering: .acquiring) ? .stopped : .deferred
                 }
+                spareHead = upload.head
             }
+            partlySettled = nil
             do {
                 counters.removed(try queue.acknowledge(batch))
                 spareBytes = batch.recycledBytes

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where and how batches are uploaded.
-public struct UploadConfiguration: Sendable {
+package struct UploadConfiguration: Sendable {
     public var writeKey: String
     /// `api.segment.io/v1` (https is assumed) or a full base such as `http://127.0.0.1:8080/v1`.
     public var apiHost: String
@@ -44,7 +44,7 @@ public struct UploadConfiguration: Sendable {
 }
 
 /// The configured host does not make a usable URL.
-public struct UploadEndpointError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct UploadEndpointError: Error, Sendable, Equatable, CustomStringConvertible {
     public var host: String
     public var reason: String
     public var description: String { "invalid host '\(host)': \(reason)" }

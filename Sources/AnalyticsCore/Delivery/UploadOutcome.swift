@@ -1,5 +1,5 @@
 /// Why one upload attempt failed.
-public enum UploadFailure: Sendable, Equatable, CustomStringConvertible {
+package enum UploadFailure: Sendable, Equatable, CustomStringConvertible {
     /// The server answered with a non-2xx status. `body` is the start of its answer (for reports).
     case status(code: Int, retryAfter: Double?, body: String)
     /// No answer: refused, reset, DNS, TLS …
@@ -26,14 +26,14 @@ public enum UploadFailure: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The result of one POST.
-public enum UploadAttemptResult: Sendable, Equatable {
+package enum UploadAttemptResult: Sendable, Equatable {
     case accepted(status: Int)
     case failed(UploadFailure)
 }
 
 /// What became of a batch after ``Uploader/deliver(_:retryCount:)``.
-public struct UploadOutcome: Sendable, Equatable, CustomStringConvertible {
-    public enum Disposition: Sendable, Equatable {
+package struct UploadOutcome: Sendable, Equatable, CustomStringConvertible {
+    package enum Disposition: Sendable, Equatable {
         /// The server accepted the batch: delete it.
         case delivered
         /// The batch can never be delivered (400, other permanent 4xx, 501, retry limits): delete

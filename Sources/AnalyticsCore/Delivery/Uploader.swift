@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Thread safety: every method may be called from any thread; concurrent `deliver` calls each
 /// get their own compressor. The retry policy can be swapped at any time (settings refresh).
-public final class Uploader: Sendable {
+package final class Uploader: Sendable {
     private let client: HTTPClient
     private let sleeper: any RetrySleeper
     private let random: @Sendable () -> Double

@@ -3,8 +3,16 @@ extension Event {
     /// time instead of failing later at the server.
     public func validate() throws(EventError) {
         try validateFields()
-        for (key, value) in payload where !value.isFinite {
-            throw .invalid("\"\(key)\" contains a non-finite number (NaN or infinity has no JSON form)")
+        for (key, value) in payload {
+            // One walk for both; the event object is the first level.
+            switch value.firstProblem(levels: BatchLimits.maxEventDepth - 1) {
+            case nil: continue
+            case .nonFiniteNumber?:
+                throw .invalid("\"\(key)\" contains a non-finite number (NaN or infinity has no JSON form)")
+            case .tooDeep?:
+                throw .invalid("\"\(key)\" nests objects and arrays deeper than \(BatchLimits.maxEventDepth) levels "
+                               + "(counting the event itself), which the tracking API refuses")
+            }
         }
     }
 

@@ -15,7 +15,7 @@
 /// So the same value always gets the same answer, the kept share converges to `percent`, and a
 /// larger percent keeps a superset of what a smaller one keeps. Swift's `Hasher` is unusable here:
 /// it is seeded randomly per process.
-public enum ConsistentSampler {
+package enum ConsistentSampler {
     /// The position of `value` in [0, 1).
     public static func unitValue(of value: JSON?) -> Double {
         unitValue(ofUTF8: value?.javaScriptTextBytes() ?? [])

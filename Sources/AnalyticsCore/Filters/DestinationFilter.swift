@@ -3,7 +3,7 @@
 /// For each matcher of each rule, in settings order: when it matches, its transformers run in
 /// order on the event, and later matchers see the changed event; a drop ends evaluation. A filter
 /// built from an invalid rule drops everything (fails closed) with the reason.
-public struct DestinationFilter: Sendable {
+package struct DestinationFilter: Sendable {
     enum Body: Sendable {
         case steps([(rule: Int, step: RoutingRules.Step)])
         case failure(String)
@@ -71,5 +71,18 @@ public struct DestinationFilter: Sendable {
         var edited = Event(type: type, payload: payload)
         edited.deriveEncoding(from: event)
         return .kept(edited)
+    }
+}
+
+/// What a destination filter did with one event.
+package enum FilterOutcome: Sendable {
+    /// The event goes on to the destination, possibly transformed.
+    case kept(Event)
+    /// The event does not reach this destination (other destinations are unaffected).
+    case dropped(reason: String)
+
+    public var event: Event? {
+        if case .kept(let e) = self { return e }
+        return nil
     }
 }

@@ -10,7 +10,7 @@
 ///
 /// Segment's servers already apply the rules to cloud-mode traffic, so this plugin is normally
 /// not added to the `Segment.io` destination (``RoutingRules/segmentDestinationKey``).
-public final class DestinationFilterPlugin: Plugin {
+package final class DestinationFilterPlugin: Plugin, KeepsOrDropsOnly {
     /// Filters run first in the destination's timeline, so later plugins never see what they remove.
     public let type: PluginType = .before
     /// The destination whose rules (and the global rules) this plugin applies.
@@ -70,7 +70,7 @@ public final class DestinationFilterPlugin: Plugin {
 extension DestinationPlugin {
     /// Adds Segment's destination filters for this destination to its own timeline.
     @discardableResult
-    public func addDestinationFilters(random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) -> DestinationFilterPlugin {
+    package func addDestinationFilters(random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) -> DestinationFilterPlugin {
         let plugin = DestinationFilterPlugin(destinationKey: key, random: random)
         timeline.add(plugin)
         return plugin

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where settings come from and where they are cached.
-public struct SettingsSourceConfiguration: Sendable {
+package struct SettingsSourceConfiguration: Sendable {
     public var writeKey: String
     /// Settings host: `cdn-settings.segment.com` (https assumed) or a full base such as
     /// `http://127.0.0.1:8080`. Settings are read from `<cdnHost>/v1/projects/<writeKey>/settings`.
@@ -43,7 +43,7 @@ public enum SettingsOrigin: Sendable, Equatable {
 }
 
 /// Settings to apply, where they came from, and what went wrong on the way.
-public struct SettingsLoadResult: Sendable {
+package struct SettingsLoadResult: Sendable {
     public var settings: JSONObject
     public var origin: SettingsOrigin
     /// Problems met (a failed fetch, a malformed document …), each naming source and JSON path.
@@ -53,7 +53,7 @@ public struct SettingsLoadResult: Sendable {
 /// Obtains the CDN settings document: from a local file, or fetched and cached on disk, with the
 /// fallback order cached copy → configured defaults → built-in Segment-only settings.
 /// Malformed settings never replace usable ones; the problem names the JSON path.
-public final class SettingsSource: Sendable {
+package final class SettingsSource: Sendable {
     public let configuration: SettingsSourceConfiguration
     private let client: HTTPClient
 
@@ -182,4 +182,17 @@ public final class SettingsSource: Sendable {
             return SettingsProblem(source: "cache \(path)", message: "cannot write the cache: \(error.localizedDescription)")
         }
     }
+}
+
+/// Where a client gets its settings.
+public enum SettingsLocation: Sendable, Equatable {
+    /// Only `Configuration.defaultSettings` (or the built-in Segment-only settings).
+    case defaultsOnly
+    /// A JSON file in the CDN shape, read at start and on every refresh (edit it to reconfigure).
+    case file(String)
+    /// `<host>/v1/projects/<writeKey>/settings`, cached on disk. The client starts at once on the
+    /// cached copy (or the defaults) and applies the fetched settings as a refresh.
+    case cdn(host: String)
+
+    public static let segmentCDN = SettingsLocation.cdn(host: "cdn-settings.segment.com")
 }

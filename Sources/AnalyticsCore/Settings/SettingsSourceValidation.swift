@@ -1,5 +1,5 @@
 /// One thing wrong with a settings document (or with getting one), naming where.
-public struct SettingsProblem: Error, Sendable, Equatable, CustomStringConvertible {
+package struct SettingsProblem: Error, Sendable, Equatable, CustomStringConvertible {
     /// Where the settings came from: `file /path`, `network <url>`, `cache /path`, `defaults`.
     public var source: String
     /// Dotted JSON path of the offending value (`integrations.Amplitude`); empty for the document
@@ -20,7 +20,7 @@ public struct SettingsProblem: Error, Sendable, Equatable, CustomStringConvertib
 
 /// Structural checks for the CDN settings shape. Only the parts the host relies on are checked;
 /// everything else, known or not, passes through untouched.
-public enum SettingsValidator {
+package enum SettingsValidator {
     /// Every problem found (empty = usable).
     public static func problems(in json: JSON, source: String) -> [SettingsProblem] {
         var out: [SettingsProblem] = []
@@ -90,7 +90,7 @@ public enum SettingsValidator {
 }
 
 /// Settings could not be obtained or used; `problems` says every reason found.
-public struct SettingsSourceError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct SettingsSourceError: Error, Sendable, Equatable, CustomStringConvertible {
     public var problems: [SettingsProblem]
     public init(_ problems: [SettingsProblem]) { self.problems = problems }
     public init(_ problem: SettingsProblem) { self.problems = [problem] }

@@ -2,7 +2,7 @@
 /// blocked by `blockedNetworkHosts` (plus Segment's own hosts, always). A pattern is `*` (every
 /// host), `*.example.com` (every subdomain of example.com, not example.com itself) or an exact
 /// host name; matching ignores case.
-public struct NetworkHostRules: Sendable, Equatable {
+package struct NetworkHostRules: Sendable, Equatable {
     public var allowed: [String]
     public var blocked: [String]
 

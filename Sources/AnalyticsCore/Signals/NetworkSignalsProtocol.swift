@@ -57,8 +57,8 @@ public final class NetworkSignalsProtocol: URLProtocol {
         let method = request.httpMethod ?? "GET"
         let contentType = request.value(forHTTPHeaderField: "Content-Type")
         signals.emit(NetworkSignal(action: .request, url: url.absoluteString,
-                                   data: NetworkSignalsProtocol.json(request.httpBody, contentType: contentType, limit: t.maximumBodyBytes),
-                                   method: method, requestId: requestId))
+                                   body: NetworkSignalsProtocol.json(request.httpBody, contentType: contentType, limit: t.maximumBodyBytes),
+                                   contentType: contentType, method: method, requestId: requestId))
         let marked = (request as NSURLRequest).mutableCopy() as! NSMutableURLRequest
         URLProtocol.setProperty(true, forKey: NetworkSignalsProtocol.handledKey, in: marked)
         let limit = t.maximumBodyBytes
@@ -76,9 +76,10 @@ public final class NetworkSignalsProtocol: URLProtocol {
                     return
                 }
                 if let http = response as? HTTPURLResponse {
-                    signals.emit(NetworkSignal(action: .response, url: url.absoluteString, statusCode: http.statusCode,
-                                               data: NetworkSignalsProtocol.json(data, contentType: http.value(forHTTPHeaderField: "Content-Type"), limit: limit),
-                                               method: method, requestId: requestId))
+                    let type = http.value(forHTTPHeaderField: "Content-Type")
+                    signals.emit(NetworkSignal(action: .response, url: url.absoluteString,
+                                               body: NetworkSignalsProtocol.json(data, contentType: type, limit: limit),
+                                               contentType: type, method: method, status: http.statusCode, requestId: requestId))
                 }
                 if let response { client?.urlProtocol(me, didReceive: response, cacheStoragePolicy: .notAllowed) }
                 if let data, !data.isEmpty { client?.urlProtocol(me, didLoad: data) }

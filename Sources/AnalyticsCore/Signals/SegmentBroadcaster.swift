@@ -10,7 +10,7 @@ public final class SegmentBroadcaster: SignalBroadcaster {
         /// `signals.segment.io/v1` (https assumed) or a full base such as `http://127.0.0.1:9/v1`.
         public var apiHost = "signals.segment.io/v1"
         public var maxAttempts = 5
-        public var sleeper: RetrySleeper?
+        package var sleeper: RetrySleeper?
         public init() {}
     }
 
@@ -27,13 +27,20 @@ public final class SegmentBroadcaster: SignalBroadcaster {
 
     public init(options: Options = Options()) { self.options = options }
 
-    public var counts: SignalBatchSender.Counters { state.withLock { $0.sender }?.counts ?? .init() }
+    package var counts: SignalBatchSender.Counters { state.withLock { $0.sender }?.counts ?? .init() }
 
     public func attach(_ environment: SignalBroadcastEnvironment) {
         guard environment.debugMode else {
             state.withLock { $0.environment = environment }
             return
         }
+        // Attached again (the settings changed the environment): the sender made before stays.
+        if let made = state.withLock({ s -> SignalBatchSender? in
+            guard let sender = s.sender else { return nil }
+            s.environment = environment
+            s.limit = max(1, environment.relayCount)
+            return sender
+        }) { _ = made; return }
         var sender: SignalBatchSender?
         do {
             let url = try UploadConfiguration.url(base: options.apiHost, path: "b")

@@ -4,8 +4,8 @@ import Foundation
 /// thread: a bounded backlog (the oldest batch is dropped and reported past it), retries with
 /// exponential backoff for network errors and retryable statuses (Segment's policy: 408, 429,
 /// 5xx except 501/505), a report for every batch given up on.
-public final class SignalBatchSender: @unchecked Sendable {
-    public struct Batch: Sendable {
+package final class SignalBatchSender: @unchecked Sendable {
+    package struct Batch: Sendable {
         public var body: [UInt8]
         public var signalCount: Int
         public init(body: [UInt8], signalCount: Int) {
@@ -14,7 +14,7 @@ public final class SignalBatchSender: @unchecked Sendable {
         }
     }
 
-    public struct Counters: Sendable, Equatable {
+    package struct Counters: Sendable, Equatable {
         /// Signals in batches the server accepted.
         public var sent = 0
         /// Signals in batches given up on (refused, out of attempts, or pushed out of the backlog).

@@ -1,11 +1,13 @@
 /// Somewhere signals go besides the JavaScript runtime (the Segment debugger, a webhook, the log).
 ///
-/// Threads: `attach` once, then `added` and `relay` are called on the client's signals thread,
+/// Threads: `attach` first (and again, on the same thread, when the settings change the
+/// environment: debug mode, obfuscation), then `added` and `relay` are called on the client's signals thread,
 /// one at a time and in signal order, so they must not block: a broadcaster that sends over the
 /// network hands batches to its own thread (see ``SignalBatchSender``). `flush` and `shutdown`
 /// may come from any thread.
 public protocol SignalBroadcaster: AnyObject, Sendable {
-    /// Called once when the client's signals start.
+    /// Called when the client's signals start, and again with the new environment when the
+    /// settings change it (`signals.debugMode`).
     func attach(_ environment: SignalBroadcastEnvironment)
     /// One signal, as emitted (values not obfuscated).
     func added(_ signal: Signal)
@@ -41,4 +43,22 @@ public struct SignalBroadcastEnvironment: Sendable {
         self.log = log
         self.report = report
     }
+}
+
+/// Writes every signal to the host's log as one line of JSON (at info level), in any build.
+public final class DebugBroadcaster: SignalBroadcaster {
+    private let fixedLog: (@Sendable (LogLevel, String) -> Void)?
+    private let environment = Locked<SignalBroadcastEnvironment?>(nil)
+
+    /// `log`: where lines go; the client's log handler when nil.
+    public init(log: (@Sendable (LogLevel, String) -> Void)? = nil) { fixedLog = log }
+
+    public func attach(_ environment: SignalBroadcastEnvironment) { self.environment.withLock { $0 = environment } }
+
+    public func added(_ signal: Signal) {
+        let line = "signal " + String(decoding: signal.serializedBytes, as: UTF8.self)
+        if let fixedLog { fixedLog(.info, line) } else { environment.withLock { $0 }?.log(.info, line) }
+    }
+
+    public func relay() {}
 }

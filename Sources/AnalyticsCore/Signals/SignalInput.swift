@@ -1,6 +1,11 @@
 /// A signal read from JSON text (an input line, a library's `emit`), checked against the
 /// documented fields of its type before the host stamps it. Unknown fields pass through.
-public struct SignalInput: RawSignal, Equatable {
+/// Navigation, interaction and network signals come in two shapes: today's (analytics-swift-live
+/// 3.x: `{currentScreen, previousScreen}`, `{target: {component, title, data}}`, network with
+/// `body`, `status`, `ok`, `contentType`) and the earlier one (`{action, screen}`,
+/// `{component, title, data}`, network with `statusCode`, `data`). An earlier-shape signal gets
+/// today's members added (its own stay, so generators written for either shape read it).
+package struct SignalInput: RawSignal, Equatable {
     public var signalType: SignalType
     public var signalData: JSONObject
     /// Kept when given (replaying a recorded session); the host's clock otherwise.
@@ -26,8 +31,11 @@ public struct SignalInput: RawSignal, Equatable {
         }
         try SignalInput.check(type, data)
         signalType = type
-        signalData = data
+        signalData = SignalInput.current(type, data)
         timestamp = try SignalInput.optionalString(json, "timestamp")
+        if let timestamp, !ISOTimestamp.isValid(timestamp) {
+            throw SignalError("\"timestamp\" must be an ISO-8601 date-time such as 2026-11-22T10:00:00.000Z, not \(JSON.string(timestamp).serialized())")
+        }
         anonymousId = try SignalInput.optionalString(json, "anonymousId")
     }
 
@@ -54,22 +62,45 @@ public struct SignalInput: RawSignal, Equatable {
     private static func check(_ type: SignalType, _ data: JSONObject) throws(SignalError) {
         switch type {
         case .navigation:
-            try action(data, "action", NavigationAction.self)
-            _ = try requiredString(data, "screen")
+            if data["currentScreen"] != nil || data["screen"] == nil {
+                if data["currentScreen"] == nil { throw SignalError("missing \"data.currentScreen\" (or the earlier \"data.screen\")") }
+                _ = try requiredString(data, "currentScreen")
+                _ = try optionalString(data, "previousScreen", in: "data.")
+                if data["action"].map({ !$0.isNull }) == true { try action(data, "action", NavigationAction.self) }
+            } else {
+                try action(data, "action", NavigationAction.self)
+                _ = try requiredString(data, "screen")
+            }
         case .interaction:
-            _ = try requiredString(data, "component")
-            _ = try optionalString(data, "title", in: "data.")
-            if let d = data["data"], d.objectValue == nil, !d.isNull {
-                throw SignalError("\"data.data\" must be an object, found \(JSON.kindName(d))")
+            if data["target"] != nil || data["component"] == nil {
+                guard let target = data["target"]?.objectValue else {
+                    throw SignalError(data["target"] == nil ? "missing \"data.target\" (or the earlier \"data.component\")"
+                                                           : "\"data.target\" must be an object, found \(JSON.kindName(data["target"]!))")
+                }
+                guard try optionalString(target, "component", in: "data.target.") != nil else {
+                    throw SignalError("missing \"data.target.component\"")
+                }
+                _ = try optionalString(target, "title", in: "data.target.")
+            } else {
+                _ = try requiredString(data, "component")
+                _ = try optionalString(data, "title", in: "data.")
+                if let d = data["data"], d.objectValue == nil, !d.isNull {
+                    throw SignalError("\"data.data\" must be an object, found \(JSON.kindName(d))")
+                }
             }
         case .network:
             try action(data, "action", NetworkAction.self)
             _ = try requiredString(data, "url")
-            if let code = data["statusCode"], !code.isNull {
-                guard let n = code.intValue, (100...999).contains(n) else {
-                    throw SignalError("\"data.statusCode\" must be an HTTP status code, found \(code)")
+            for key in ["status", "statusCode"] {
+                if let code = data[key], !code.isNull {
+                    guard let n = code.intValue, (100...999).contains(n) else {
+                        throw SignalError("\"data.\(key)\" must be an HTTP status code, found \(code)")
+                    }
                 }
             }
+            if let ok = data["ok"], !ok.isNull, ok.boolValue == nil { throw SignalError("\"data.ok\" must be a boolean, found \(JSON.kindName(ok))") }
+            _ = try optionalString(data, "contentType", in: "data.")
+            _ = try optionalString(data, "method", in: "data.")
         case .localData:
             try action(data, "action", LocalDataAction.self)
             _ = try requiredString(data, "identifier")
@@ -79,5 +110,29 @@ public struct SignalInput: RawSignal, Equatable {
         case .userDefined:
             break
         }
+    }
+
+    /// `data` with today's members added to an earlier-shape navigation, interaction or network
+    /// signal (checked already).
+    static func current(_ type: SignalType, _ data: JSONObject) -> JSONObject {
+        var o = data
+        switch type {
+        case .navigation:
+            if o["currentScreen"] == nil, let screen = o["screen"] { o["currentScreen"] = screen }
+        case .interaction:
+            if o["target"] == nil, let component = o["component"] {
+                var target: JSONObject = ["component": component]
+                if let title = o["title"], !title.isNull { target["title"] = title }
+                if let d = o["data"], !d.isNull { target["data"] = d }
+                o["target"] = .object(target)
+            }
+        case .network:
+            if o["status"] == nil, let code = o["statusCode"], !code.isNull { o["status"] = code }
+            if o["body"] == nil, let body = o["data"], !body.isNull { o["body"] = body }
+            if o["ok"] == nil, let n = o["status"]?.intValue { o["ok"] = .bool((200..<300).contains(n)) }
+        default:
+            break
+        }
+        return o
     }
 }

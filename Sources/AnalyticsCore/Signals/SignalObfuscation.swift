@@ -1,8 +1,9 @@
 /// Hides what a signal's `data` says before it leaves the process, keeping its shape: every
 /// string becomes "***" and every number 0, at any depth, except the documented enumerations
-/// (`action`, `component`, and `type` of instrumentation signals) that say what happened
+/// (`action`, `component` and `target.component`, and `type` of instrumentation signals) that
+/// say what happened
 /// without saying to whom. Keys, booleans and nulls stay, so a debugger still shows the structure.
-public enum SignalObfuscation {
+package enum SignalObfuscation {
     public static let mask = "***"
 
     public static func obfuscate(_ signal: Signal) -> Signal {
@@ -11,6 +12,8 @@ public enum SignalObfuscation {
         for (key, value) in signal.data {
             if key == "action" || key == "component" || (key == "type" && signal.type == .instrumentation) {
                 data[key] = value
+            } else if key == "target", signal.type == .interaction, let target = value.objectValue {
+                data[key] = .object(JSONObject(target.map { ($0.key, $0.key == "component" ? $0.value : obfuscate($0.value)) }))
             } else {
                 data[key] = obfuscate(value)
             }

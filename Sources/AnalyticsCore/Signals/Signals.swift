@@ -26,6 +26,8 @@ public final class Signals: EventPlugin, @unchecked Sendable {
         case unsubscribe(UInt64)
         case flush(DispatchGroup, Double)
         case broadcasters([SignalBroadcaster])
+        /// The broadcasters' environment changed (debug mode, obfuscation from the settings).
+        case environment
     }
 
     private let writeKey: String
@@ -274,9 +276,13 @@ public final class Signals: EventPlugin, @unchecked Sendable {
         let replace = setting != nil && setting != lastBroadcastersSetting && problems.allSatisfy { !$0.hasPrefix("signals.broadcasters") }
         var kept = updated
         if !replace { kept.broadcasters = configuration.broadcasters } else { lastBroadcastersSetting = setting }
+        let environmentChanged = kept.debugMode != configuration.debugMode || kept.obfuscateBroadcasts != configuration.obfuscateBroadcasts
         configuration = kept
         if replace && !stopping {
             queue.append(.broadcasters(kept.broadcasters))
+            if consumerWaiting { condition.signal() }
+        } else if environmentChanged && !stopping {
+            queue.append(.environment)
             if consumerWaiting { condition.signal() }
         }
         condition.unlock()
@@ -381,6 +387,8 @@ public final class Signals: EventPlugin, @unchecked Sendable {
                     for b in broadcasters { _ = b.flush(timeout: max(0.01, deadline - monotonicSeconds())) }
                     publish()
                     group.leave()
+                case .environment:
+                    for b in broadcasters { b.attach(environment(config)) }
                 case .broadcasters(let replacement):
                     relay(); relays += 1
                     for b in broadcasters where !replacement.contains(where: { $0 === b }) { _ = b.flush(timeout: 2); b.shutdown() }
@@ -439,4 +447,24 @@ public final class Signals: EventPlugin, @unchecked Sendable {
         lastRelay = monotonicSeconds()
         for b in broadcasters { b.relay() }
     }
+}
+
+/// What a client's signals did, for tests, the run summary and the benchmark.
+public struct SignalsStats: Sendable, Equatable {
+    /// Signals accepted by `emit` (each got an index).
+    public var emitted = 0
+    /// Signals the signals thread handed to broadcasters and subscribers.
+    public var dispatched = 0
+    /// Oldest signals shed because the dispatch queue was full.
+    public var shedQueueFull = 0
+    /// Oldest signals shed while waiting for a runtime (a subscriber not ready yet).
+    public var shedBeforeReady = 0
+    /// Deliveries to subscribers (one per signal per subscriber).
+    public var delivered = 0
+    /// Events that became instrumentation signals, and those skipped because signal processing
+    /// made them (the loop guard).
+    public var instrumented = 0
+    public var loopGuarded = 0
+    /// Relays of the broadcasters (by count, interval or flush).
+    public var relays = 0
 }

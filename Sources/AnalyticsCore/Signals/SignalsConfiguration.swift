@@ -44,7 +44,7 @@ public struct SignalsConfiguration: Sendable {
     public var effectiveBlockedHosts: [String] { blockedNetworkHosts + SignalsConfiguration.segmentHosts }
 
     /// This configuration with the keys the settings' `"signals"` object carries
-    /// (`maximumBufferSize`, `relayCount`, `relayInterval`, `allowedNetworkHosts`,
+    /// (`maximumBufferSize`, `relayCount`, `relayInterval`, `debugMode`, `allowedNetworkHosts`,
     /// `blockedNetworkHosts`, `maximumNetworkBodyBytes`, `broadcasters`: an array of
     /// `{"type": "debug"}`, `{"type": "webhook", "url": …}`, `{"type": "segment"}` that replaces
     /// the configured list). A wrong value is reported in `problems` (with its JSON path) and the
@@ -78,6 +78,11 @@ public struct SignalsConfiguration: Sendable {
         if let v = o["relayInterval"], !v.isNull {
             if let d = v.doubleValue, d > 0, d <= 86_400 { c.relayInterval = d } else {
                 problems.append("signals.relayInterval: expected seconds in (0, 86400], found \(v)")
+            }
+        }
+        if let v = o["debugMode"], !v.isNull {
+            if let b = v.boolValue { c.debugMode = b } else {
+                problems.append("signals.debugMode: expected true or false, found \(v)")
             }
         }
         hosts("allowedNetworkHosts", &c.allowedNetworkHosts)

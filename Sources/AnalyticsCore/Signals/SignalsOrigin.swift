@@ -2,7 +2,7 @@
 /// not become instrumentation signals themselves: without it, an event generator that answers
 /// an instrumentation signal with an event would feed itself forever. The JavaScript runtime
 /// stamps exactly ``type``; the client checks exactly ``type``.
-public enum SignalsOrigin {
+package enum SignalsOrigin {
     public static let type = "signals"
 
     /// True when the event carries `context.__eventOrigin.type == "signals"`.

@@ -6,19 +6,39 @@ public protocol RawSignal: Sendable {
     var signalData: JSONObject { get }
 }
 
-/// The user entered, left or moved between screens. `data`: `action`, `screen`.
+/// The user moved to a screen. `data`: `currentScreen`, `previousScreen` (optional), the shape
+/// analytics-swift-live 3.x sends; `action` (optional) is the earlier shape's kind of move.
 public struct NavigationSignal: RawSignal, Equatable {
-    public var action: NavigationAction
-    public var screen: String
-    public init(action: NavigationAction, screen: String) {
-        self.action = action
-        self.screen = screen
+    public var currentScreen: String
+    public var previousScreen: String?
+    /// The earlier shape's `action` (forward, modal, …), kept when given.
+    public var action: NavigationAction?
+    public init(currentScreen: String, previousScreen: String? = nil) {
+        self.currentScreen = currentScreen
+        self.previousScreen = previousScreen
     }
+    /// The earlier shape (`{action, screen}`): `screen` is the current screen. Its `data` keeps
+    /// the earlier members and has today's added, as an earlier-shape input signal does.
+    public init(action: NavigationAction, screen: String) {
+        self.currentScreen = screen
+        self.action = action
+        earlierShape = true
+    }
+    private var earlierShape = false
     public var signalType: SignalType { .navigation }
-    public var signalData: JSONObject { ["action": .string(action.rawValue), "screen": .string(screen)] }
+    public var signalData: JSONObject {
+        if earlierShape, let action {
+            return ["action": .string(action.rawValue), "screen": .string(currentScreen), "currentScreen": .string(currentScreen)]
+        }
+        var o: JSONObject = ["currentScreen": .string(currentScreen)]
+        if let previousScreen { o["previousScreen"] = .string(previousScreen) }
+        if let action { o["action"] = .string(action.rawValue) }
+        return o
+    }
 }
 
-/// The user touched a UI component. `data`: `component`, `title` (optional), `data` (optional).
+/// The user touched a UI component. `data`: `target` = {`component`, `title` (optional), `data`
+/// (optional)}, the shape analytics-swift-live 3.x sends.
 public struct InteractionSignal: RawSignal, Equatable {
     public var component: String
     public var title: String?
@@ -30,38 +50,59 @@ public struct InteractionSignal: RawSignal, Equatable {
     }
     public var signalType: SignalType { .interaction }
     public var signalData: JSONObject {
-        var o: JSONObject = ["component": .string(component)]
-        if let title { o["title"] = .string(title) }
-        if let data { o["data"] = .object(data) }
-        return o
+        var target: JSONObject = ["component": .string(component)]
+        if let title { target["title"] = .string(title) }
+        if let data { target["data"] = .object(data) }
+        return ["target": .object(target)]
     }
 }
 
-/// One half of an HTTP exchange. `data`: `action`, `url`, `statusCode` (responses), `data` (the
-/// JSON body, when there is one), plus `method` and `requestId`, which pair a response with its
-/// request.
+/// One half of an HTTP exchange. `data`: `action`, `url`, `body` (the JSON body, when there is
+/// one), `contentType`, `method`, `status` and `ok` (responses), `requestId` (pairs a response
+/// with its request): the shape analytics-swift-live 3.x sends.
 public struct NetworkSignal: RawSignal, Equatable {
     public var action: NetworkAction
     public var url: String
-    public var statusCode: Int?
-    public var data: JSON?
+    public var status: Int?
+    public var body: JSON?
+    public var contentType: String?
     public var method: String?
     public var requestId: String?
-    public init(action: NetworkAction, url: String, statusCode: Int? = nil, data: JSON? = nil,
-                method: String? = nil, requestId: String? = nil) {
+    public init(action: NetworkAction, url: String, body: JSON? = nil, contentType: String? = nil,
+                method: String? = nil, status: Int? = nil, requestId: String? = nil) {
         self.action = action
         self.url = url
-        self.statusCode = statusCode
-        self.data = data
+        self.body = body
+        self.contentType = contentType
         self.method = method
+        self.status = status
         self.requestId = requestId
     }
+    /// The earlier shape (`statusCode`, `data`): its `data` keeps those members and has today's
+    /// added (`status`, `body`, `ok`), as an earlier-shape input signal does.
+    public init(action: NetworkAction, url: String, statusCode: Int?, data: JSON? = nil,
+                method: String? = nil, requestId: String? = nil) {
+        self.init(action: action, url: url, body: data, method: method, status: statusCode, requestId: requestId)
+        earlierShape = true
+    }
+    private var earlierShape = false
+    /// A 2xx status (nil without a status).
+    public var ok: Bool? { status.map { (200..<300).contains($0) } }
     public var signalType: SignalType { .network }
     public var signalData: JSONObject {
         var o: JSONObject = ["action": .string(action.rawValue), "url": .string(url)]
-        if let statusCode { o["statusCode"] = .number(Double(statusCode)) }
-        if let data { o["data"] = data }
+        if earlierShape {
+            if let status { o["statusCode"] = .number(Double(status)) }
+            if let body { o["data"] = body }
+            if let method { o["method"] = .string(method) }
+            if let requestId { o["requestId"] = .string(requestId) }
+            return SignalInput.current(.network, o)
+        }
+        if let body { o["body"] = body }
+        if let contentType { o["contentType"] = .string(contentType) }
         if let method { o["method"] = .string(method) }
+        if let status { o["status"] = .number(Double(status)) }
+        if let ok { o["ok"] = .bool(ok) }
         if let requestId { o["requestId"] = .string(requestId) }
         return o
     }

@@ -18,8 +18,14 @@ public final class WebhookBroadcaster: SignalBroadcaster {
     }
 
     /// `headers`: added to every request (e.g. an authorization of the webhook's).
-    public init(url: URL, headers: [(name: String, value: String)] = [], obfuscate: Bool = false,
-                maxAttempts: Int = 5, sleeper: RetrySleeper? = nil) {
+    public convenience init(url: URL, headers: [(name: String, value: String)] = [], obfuscate: Bool = false,
+                            maxAttempts: Int = 5) {
+        self.init(url: url, headers: headers, obfuscate: obfuscate, maxAttempts: maxAttempts, sleeper: nil)
+    }
+
+    /// `sleeper`: how the waits between attempts pass (tests record them instead of waiting).
+    package init(url: URL, headers: [(name: String, value: String)] = [], obfuscate: Bool = false,
+                 maxAttempts: Int = 5, sleeper: RetrySleeper?) {
         self.url = url
         self.headers = headers
         self.obfuscate = obfuscate
@@ -34,7 +40,7 @@ public final class WebhookBroadcaster: SignalBroadcaster {
         return url
     }
 
-    public var counts: SignalBatchSender.Counters { state.withLock { $0.sender }?.counts ?? .init() }
+    package var counts: SignalBatchSender.Counters { state.withLock { $0.sender }?.counts ?? .init() }
 
     public func attach(_ environment: SignalBroadcastEnvironment) {
         let sender = SignalBatchSender(

@@ -19,7 +19,7 @@ import Foundation
 /// kept, and a second opener of the same directory gets `QueueError.locked`.
 ///
 /// Thread-safe: every call runs under one lock. Memory stays flat whatever the queue's length.
-public final class DurableQueue: @unchecked Sendable {
+package final class DurableQueue: @unchecked Sendable {
     /// The queue's own directory (segments `*.seg`, `cursor`, `LOCK`).
     public let directory: String
     public let configuration: Configuration

@@ -1,7 +1,7 @@
 extension DurableQueue {
     /// A place in the queue: a segment's sequence number and a byte offset in it. Positions only
     /// grow, which is what lets acknowledgement be a single persisted position.
-    public struct Position: Sendable, Hashable, Comparable, CustomStringConvertible {
+    package struct Position: Sendable, Hashable, Comparable, CustomStringConvertible {
         public let segment: UInt64
         public let offset: Int
 
@@ -20,7 +20,7 @@ extension DurableQueue {
     /// Events read from the queue for one upload, oldest first, with the position to acknowledge
     /// once they are delivered. All payloads share one buffer: reading a batch costs one allocation,
     /// not one per event. Each element is the event's stored bytes (its JSON text).
-    public struct Batch: Sendable, RandomAccessCollection {
+    package struct Batch: Sendable, RandomAccessCollection {
         /// Where the batch begins (the acknowledged position when it was read).
         public let start: Position
         /// The position just past the batch's last event; `acknowledge` persists it.

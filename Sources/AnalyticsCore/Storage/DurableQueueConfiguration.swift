@@ -2,7 +2,7 @@ extension DurableQueue {
     /// When appended events are forced to the storage device. A SIGKILL never loses an accepted
     /// event either way (written data lives in the OS page cache); these policies trade speed for
     /// survival of a power loss or kernel crash.
-    public enum FsyncPolicy: Sendable, Equatable {
+    package enum FsyncPolicy: Sendable, Equatable {
         /// Never during appends; only on `flush()` and `close()`. The default.
         case never
         /// After every append (slow: one device flush per event).
@@ -12,7 +12,7 @@ extension DurableQueue {
     }
 
     /// What an append does when the disk cap is reached.
-    public enum FullPolicy: Sendable, Equatable {
+    package enum FullPolicy: Sendable, Equatable {
         /// Delete the oldest segment(s); their unacknowledged events are counted and reported as
         /// `QueueError.droppedOverCap`. For apps: a call never waits for the network.
         case dropOldest
@@ -22,7 +22,7 @@ extension DurableQueue {
     }
 
     /// Limits and policies of a queue.
-    public struct Configuration: Sendable, Equatable {
+    package struct Configuration: Sendable, Equatable {
         /// Disk cap for all segment files. Past it the oldest events are dropped (and reported),
         /// so offline growth is bounded.
         public var maxDiskBytes: Int

@@ -5,7 +5,7 @@ import Glibc
 /// A pthread mutex rather than the standard library's `Mutex`: on Linux both are a futex with the
 /// same uncontended fast path, but only the pthread one is understood by ThreadSanitizer, which
 /// would otherwise report every access this lock orders as a race (`make tsan`).
-public final class Locked<Value: ~Copyable>: @unchecked Sendable {
+package final class Locked<Value: ~Copyable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 

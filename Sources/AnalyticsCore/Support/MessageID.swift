@@ -10,7 +10,7 @@ import Glibc
 /// ids. A `pthread_atfork` handler reseeds the child from the system generator; it also holds the
 /// generator's lock across the fork, so a child can never inherit it locked by a thread that no
 /// longer exists there.
-public enum MessageID {
+package enum MessageID {
     public static func make() -> String {
         let (a0, b0) = randomWords()
         let a = (a0 & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000

@@ -33,4 +33,4 @@ extension DestinationPlugin {
 /// runs on the caller's thread inside the fan-out instead of on a worker: no queue, no overflow.
 /// `execute`, `update` and `reset` are never called concurrently and keep call order; `flush` and
 /// `shutdown` may run on another thread while an event is being handled, so they must be safe to.
-public protocol InlineDestination: DestinationPlugin {}
+package protocol InlineDestination: DestinationPlugin {}
