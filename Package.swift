@@ -22,7 +22,8 @@ let package = Package(
         // The C ABI shared by the host and every integration library (header only).
         .systemLibrary(name: "CAnalyticsABI", path: "include"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
-        .target(name: "AnalyticsCore", dependencies: ["CAnalyticsABI", "CZlib"]),
+        .systemLibrary(name: "CProcessControl", path: "Sources/CProcessControl"),
+        .target(name: "AnalyticsCore", dependencies: ["CAnalyticsABI", "CZlib", "CProcessControl"]),
         .target(name: "AnalyticsIntegration", dependencies: ["AnalyticsCore", "CAnalyticsABI"]),
         .executableTarget(name: "analytics-host", dependencies: ["AnalyticsCore", "LoopbackHTTP"]),
         // What the runner restricts for itself before it opens a library (C: prctl, rlimits).

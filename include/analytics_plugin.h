@@ -640,14 +640,17 @@ typedef struct ah_byte_sink {
 typedef struct ah_host_http {
     /* sizeof(ah_host_http) as compiled by the host. */
     uint32_t size;
-    /* GETs `url` (`url_len` bytes, borrowed), following redirects, within `timeout_ms`. The body
-     * goes to `sink` on this thread before the call returns. Returns AH_OK when the server
-     * answered (any status; `*status_code` is set, e.g. 200 or 404), AH_ERR_RETRYABLE on a
-     * network error or timeout, AH_ERR_PERMANENT for a malformed URL or a sink that stopped;
-     * the reason goes to `err` (caller-owned, `err_cap` bytes). `timeout_ms` 0 means the host's
-     * default (15 s); the host's HTTP client counts whole seconds (rounded up). The body is
-     * received whole, then handed to `sink` in pieces of at most 64 KiB. Blocking: never call it
-     * from a per-event callback. [any thread] */
+    /* GETs `url` (`url_len` bytes, borrowed), following redirects (never away from https, and
+     * to plain http only from and to this machine: 127.0.0.0/8, [::1], localhost), within
+     * `timeout_ms`. The body goes to `sink` on this thread before the call returns. Returns AH_OK
+     * when the server answered (any status; `*status_code` is set, e.g. 200 or 404),
+     * AH_ERR_RETRYABLE on a network error or timeout, AH_ERR_PERMANENT for a malformed URL, a
+     * refused redirect or a sink that stopped; the reason goes to `err` (caller-owned, `err_cap`
+     * bytes). `timeout_ms` 0 means the host's default (15 s); the host's HTTP client counts whole
+     * seconds (rounded up). The body is handed to `sink` as it arrives, in pieces of at most
+     * 64 KiB; a sink that refuses a piece stops the transfer at once (so a size cap in the sink
+     * holds while the bytes come in). Blocking: never call it from a per-event callback.
+     * [any thread] */
     ah_status (*AH_NONNULL get)(void *AH_NULLABLE ctx, const char *AH_NONNULL url, size_t url_len,
                                 uint32_t timeout_ms, const ah_byte_sink *AH_NONNULL sink,
                                 int32_t *AH_NONNULL status_code, char *AH_NULLABLE err,

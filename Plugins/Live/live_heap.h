@@ -7,15 +7,17 @@
  * bound since the last one:
  *   - the heap can only grow into memory the process gains (new pages touched, address space
  *     mapped), and touching memory takes time: at most LIVE_HEAP_TOUCH_RATE bytes per second.
- *     After each call the guard reads the clock (a few tens of nanoseconds); once the time since
- *     the last look could account for the headroom left, or every LIVE_HEAP_PROBE_CALLS calls,
- *     it reads the process's size (/proc/self/statm: about a microsecond);
+ *     After each call the guard reads the clock (tens of nanoseconds); once the time since the
+ *     last look could account for the headroom left, or every LIVE_HEAP_PROBE_CALLS calls, it
+ *     reads the process's size (/proc/self/statm, kept open: about 2 µs);
  *   - when the process gained as much as the headroom (resident or mapped) since the last exact
  *     measurement, it measures exactly (a full collection, then the heap's size);
  *   - and at least every heapCheckSeconds, whatever the process did.
- * What it cannot see before the periodic measurement: memory the engine reuses from what it
- * freed earlier (the allocator keeps freed pages), and memory never written (a large zeroed
- * ArrayBuffer, which costs address space only until it is written).
+ * The exact measurement also gives the pages the engine's allocator keeps free back to the
+ * system, so that a heap growing into them makes the process grow too. What the cheap check
+ * cannot see before the periodic measurement: memory freed after that (by a later collection)
+ * and reused, and memory never written (a large zeroed ArrayBuffer, which costs address space
+ * only until it is written, and is seen at the next look at the mapped size).
  */
 #ifndef LIVE_HEAP_H
 #define LIVE_HEAP_H
@@ -29,7 +31,7 @@
  * what JavaScript reached here (about 5 GB/s building strings, 3 GB/s filling typed arrays). */
 #define LIVE_HEAP_TOUCH_RATE (32.0 * 1024 * 1024 * 1024)
 /* Calls between two looks at the process's size, whatever the clock says. */
-#define LIVE_HEAP_PROBE_CALLS 64
+#define LIVE_HEAP_PROBE_CALLS 128
 
 typedef struct live_heap_guard {
     int ready;                 /* measured once */
@@ -41,9 +43,10 @@ typedef struct live_heap_guard {
     uint64_t measurements;     /* exact measurements so far */
 } live_heap_guard;
 
-/* After a call into `engine` (its lock held). Returns 1 when the heap is over `bound` (the
- * bytes in `*heap_bytes`); `periodic` asks for an exact measurement now. `bound` 0: never. */
-int live_heap_guard_check(live_heap_guard *guard, live_engine *engine, size_t bound, int periodic,
-                          size_t *heap_bytes);
+/* After a call into `engine` (its lock held), at `now` (live_now_seconds). Returns 1 when the
+ * heap is over `bound` (the bytes in `*heap_bytes`); `periodic` asks for an exact measurement
+ * now. `bound` 0: never. */
+int live_heap_guard_check(live_heap_guard *guard, live_engine *engine, size_t bound, double now,
+                          int periodic, size_t *heap_bytes);
 
 #endif

@@ -33,7 +33,7 @@ static int heap_over(live_gen *g) {
     int periodic = now >= g->next_heap_check;
     if (periodic) g->next_heap_check = now + live->heap_check_interval;
     size_t heap = 0;
-    if (!live_heap_guard_check(&g->heap_guard, g->engine, live->max_heap, periodic, &heap)) return 0;
+    if (!live_heap_guard_check(&g->heap_guard, g->engine, live->max_heap, now, periodic, &heap)) return 0;
     live_log(live, AH_LOG_ERROR, "the bundle %s uses %zu bytes of JavaScript heap, over the %zu-byte bound "
              "(maxHeapBytes): it is unloaded, its plugins leave the timelines and events go on unchanged",
              g->file, heap, live->max_heap);

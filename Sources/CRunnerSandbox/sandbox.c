@@ -14,9 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/ucontext.h>
 #include <unistd.h>
 
 static int close_above(int keep_max) {
@@ -71,7 +75,7 @@ static int drop_capabilities(void) {
 #endif
 
 #ifdef RUNNER_AUDIT_ARCH
-#define FILTER_MAX 256
+#define FILTER_MAX 512
 struct filter { struct sock_filter code[FILTER_MAX]; unsigned n; };
 
 static void emit(struct filter *f, unsigned short code, unsigned char jt, unsigned char jf, unsigned k) {
@@ -82,8 +86,14 @@ static void load_nr(struct filter *f) { emit(f, BPF_LD | BPF_W | BPF_ABS, 0, 0, 
 static void load_arg0(struct filter *f) {
     emit(f, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, args[0]));
 }
+/* The low 32 bits of the second argument (a fcntl command, an ioctl request). */
+static void load_arg1(struct filter *f) {
+    emit(f, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, args[1]));
+}
 static void ret(struct filter *f, unsigned value) { emit(f, BPF_RET | BPF_K, 0, 0, value); }
-#define DENY_EPERM (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
+/* A refusal traps (SIGSYS, handled below): the handler records the call for the host and makes it
+ * return -EPERM, so the library sees an ordinary error and the host can say what it tried. */
+#define DENY_EPERM (SECCOMP_RET_TRAP | (EPERM & SECCOMP_RET_DATA))
 #define DENY_ENOSYS (SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA))
 
 /* `nr` answers `value` (an ERRNO) without running. */
@@ -92,19 +102,32 @@ static void refuse(struct filter *f, long nr, unsigned value) {
     ret(f, value);
 }
 
-/* `nr`, whose first argument is a process id: refused when it names the host, a process group
- * (0 or negative) or every process (-1); allowed otherwise. */
-static void refuse_aimed_at_host(struct filter *f, long nr, unsigned host) {
+/* `nr`, whose first argument is a process id: allowed only when it is this process (or, with
+ * `zero_is_self`, 0). Any other id may be the host or one of its threads (a thread id is a process
+ * id to kill), whose ids a filter cannot know. Leaves the number loaded. */
+static void only_at_self(struct filter *f, long nr, unsigned self, int zero_is_self) {
     emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 6, (unsigned)nr);
     load_arg0(f);
-    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 3, 0, host);
-    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 0);
-    emit(f, BPF_JMP | BPF_JSET | BPF_K, 1, 0, 0x80000000u);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, self);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, zero_is_self ? 1 : 0, 0, 0);
+    emit(f, BPF_JMP | BPF_JA, 0, 0, 1);
     ret(f, SECCOMP_RET_ALLOW);
     ret(f, DENY_EPERM);
+    load_nr(f);
 }
 
-static int install_filter(int parent_pid) {
+/* `nr` refused when its second argument is one of `values`. Leaves the number loaded. */
+static void refuse_arg1(struct filter *f, long nr, const unsigned *values, unsigned count) {
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, (unsigned char)(count + 3), (unsigned)nr);
+    load_arg1(f);
+    for (unsigned i = 0; i < count; i++) emit(f, BPF_JMP | BPF_JEQ | BPF_K, (unsigned char)(count - i), 0, values[i]);
+    ret(f, SECCOMP_RET_ALLOW);
+    ret(f, DENY_EPERM);
+    load_nr(f);
+}
+
+static int install_filter(unsigned grants) {
+    unsigned self = (unsigned)getpid();
     struct filter f = { .n = 0 };
     /* Another architecture's calling convention (int 0x80 on x86-64) would bypass the numbers below. */
     emit(&f, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, arch));
@@ -115,6 +138,16 @@ static int install_filter(int parent_pid) {
     emit(&f, BPF_JMP | BPF_JGE | BPF_K, 0, 1, 0x40000000u);  /* the x32 ABI */
     ret(&f, DENY_ENOSYS);
 #endif
+    /* The calls a runner makes per batch, none of which the rules below refuse: allowed at once,
+     * so that the filter costs them a few instructions, not a walk through every rule. */
+    static const long hot[] = {
+        SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_futex, SYS_poll, SYS_ppoll, SYS_recvfrom, SYS_sendto,
+        SYS_recvmsg, SYS_sendmsg, SYS_mmap, SYS_munmap, SYS_madvise, SYS_rt_sigprocmask, SYS_close, SYS_gettid,
+    };
+    const unsigned hot_count = sizeof hot / sizeof hot[0];
+    for (unsigned i = 0; i < hot_count; i++) emit(&f, BPF_JMP | BPF_JEQ | BPF_K, (unsigned char)(hot_count - i), 0, (unsigned)hot[i]);
+    emit(&f, BPF_JMP | BPF_JA, 0, 0, 1);
+    ret(&f, SECCOMP_RET_ALLOW);
     /* Reading or writing another process's memory or registers (the host's among them). */
     static const long inspect[] = {
         SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev,
@@ -126,17 +159,53 @@ static int install_filter(int parent_pid) {
 #endif
     };
     for (size_t i = 0; i < sizeof inspect / sizeof inspect[0]; i++) refuse(&f, inspect[i], DENY_EPERM);
-    /* Signals: by a thread id (which may be one of the host's threads) or through a pidfd (which
-     * /proc/<host> would give) never; by process id, never to the host or a process group. */
+    /* Signals: by a bare thread id (which may be one of the host's threads) or through a pidfd
+     * (which /proc/<host> would give) never; by process id only to itself (tgkill: to its own
+     * threads). A descriptor's owner would have the kernel signal a process of the library's
+     * choosing (F_SETOWN, F_SETOWN_EX) with a signal of its choosing (F_SETSIG): refused. */
     refuse(&f, SYS_tkill, DENY_EPERM);
 #ifdef SYS_pidfd_send_signal
     refuse(&f, SYS_pidfd_send_signal, DENY_EPERM);
 #endif
-    unsigned host = parent_pid > 0 ? (unsigned)parent_pid : 0;
-    refuse_aimed_at_host(&f, SYS_kill, host);
-    refuse_aimed_at_host(&f, SYS_tgkill, host);
-    refuse_aimed_at_host(&f, SYS_rt_sigqueueinfo, host);
-    refuse_aimed_at_host(&f, SYS_rt_tgsigqueueinfo, host);
+#ifdef SYS_pidfd_open
+    refuse(&f, SYS_pidfd_open, DENY_EPERM);
+#endif
+    only_at_self(&f, SYS_kill, self, 0);
+    only_at_self(&f, SYS_tgkill, self, 0);
+    only_at_self(&f, SYS_rt_sigqueueinfo, self, 0);
+    only_at_self(&f, SYS_rt_tgsigqueueinfo, self, 0);
+    /* Resource limits of another process (the host's RLIMIT_FSIZE: SIGXFSZ at its next write). */
+    only_at_self(&f, SYS_prlimit64, self, 1);
+    static const unsigned owner_commands[] = { F_SETOWN, F_SETOWN_EX, F_SETSIG };
+    refuse_arg1(&f, SYS_fcntl, owner_commands, 3);
+    /* Typing into a terminal (the runner has none: its own session; a descriptor of one might
+     * still be passed along). */
+    static const unsigned terminal_requests[] = { TIOCSTI, TIOCLINUX };
+    refuse_arg1(&f, SYS_ioctl, terminal_requests, 2);
+    /* No new processes: threads only (clone with CLONE_THREAD). */
+    static const long processes[] = {
+#ifdef SYS_fork
+        SYS_fork,
+#endif
+#ifdef SYS_vfork
+        SYS_vfork,
+#endif
+        SYS_execve,
+#ifdef SYS_execveat
+        SYS_execveat,
+#endif
+    };
+    for (size_t i = 0; i < sizeof processes / sizeof processes[0]; i++) refuse(&f, processes[i], DENY_EPERM);
+    /* Sockets: only those the host passes, unless the library is granted the network: a socket
+     * of a family other than AF_UNIX is refused. */
+    if (!(grants & AH_GRANT_NETWORK)) {
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 4, (unsigned)SYS_socket);
+        load_arg0(&f);
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, AF_UNIX);
+        ret(&f, DENY_EPERM);
+        ret(&f, SECCOMP_RET_ALLOW);
+        load_nr(&f);
+    }
     /* New namespaces (an unprivileged user namespace would hand out capabilities again). clone3
      * passes its flags in memory, which a filter cannot read: it answers ENOSYS, and the C
      * library falls back to clone, whose flags are checked. */
@@ -145,16 +214,22 @@ static int install_filter(int parent_pid) {
 #ifdef SYS_clone3
     refuse(&f, SYS_clone3, DENY_ENOSYS);
 #endif
-    emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 4, (unsigned)SYS_clone);
+    emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 5, (unsigned)SYS_clone);
     load_arg0(&f);
-    emit(&f, BPF_JMP | BPF_JSET | BPF_K, 1, 0,
+    emit(&f, BPF_JMP | BPF_JSET | BPF_K, 2, 0,
          CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP);
+    emit(&f, BPF_JMP | BPF_JSET | BPF_K, 0, 1, CLONE_THREAD);
     ret(&f, SECCOMP_RET_ALLOW);
     ret(&f, DENY_EPERM);
     /* Kernel-wide facilities no integration needs; most also need a capability the runner no
-     * longer has, the rest (eBPF, perf events, keyrings, userfaultfd) are refused here. */
+     * longer has, the rest (eBPF, perf events, io_uring, memfd, keyrings, userfaultfd) are refused
+     * here. */
     static const long system_wide[] = {
-        SYS_bpf, SYS_perf_event_open, SYS_userfaultfd, SYS_keyctl, SYS_add_key, SYS_request_key,
+        SYS_bpf, SYS_perf_event_open, SYS_userfaultfd, SYS_memfd_create,
+#ifdef SYS_io_uring_setup
+        SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
+#endif
+        SYS_keyctl, SYS_add_key, SYS_request_key,
         SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_swapon, SYS_swapoff, SYS_reboot,
         SYS_init_module, SYS_finit_module, SYS_delete_module, SYS_kexec_load, SYS_acct,
         SYS_settimeofday, SYS_clock_settime, SYS_clock_adjtime, SYS_adjtimex, SYS_sethostname,
@@ -178,8 +253,43 @@ static int install_filter(int parent_pid) {
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0;
 }
 #else
-static int install_filter(int parent_pid) { (void)parent_pid; return 0; }
+static int install_filter(unsigned grants) { (void)grants; return 0; }
 #endif
+
+/* ---- what the filter refused, for the host --------------------------------------------- */
+
+/* One bit per system-call number the filter refused, in the page shared with the host (it
+ * reports each once, with the library's key). NULL when the host gave no page. */
+static volatile uint64_t *refused_bits;
+
+/* SIGSYS from the filter: note the call, and make it fail with the errno the filter carries (a
+ * refused call looks to the library like any other error). */
+static void refused(int signal, siginfo_t *info, void *context) {
+    (void)signal;
+    unsigned nr = (unsigned)info->si_syscall;
+    if (refused_bits && nr < AH_REFUSED_BITS) __atomic_fetch_or(&refused_bits[nr / 64], 1ull << (nr % 64), __ATOMIC_RELAXED);
+    ucontext_t *uc = (ucontext_t *)context;
+#if defined(__x86_64__)
+    uc->uc_mcontext.gregs[REG_RAX] = -(long long)info->si_errno;
+#elif defined(__aarch64__)
+    uc->uc_mcontext.regs[0] = (unsigned long long)(-(long long)info->si_errno);
+#else
+    (void)uc;
+#endif
+}
+
+static int watch_refusals(int report_fd) {
+    if (report_fd >= 0) {
+        void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, report_fd, 0);
+        if (page != MAP_FAILED) refused_bits = (volatile uint64_t *)((char *)page + AH_REFUSED_OFFSET);
+    }
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = refused;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    return sigaction(SIGSYS, &action, NULL) == 0;
+}
 
 int ah_runner_join_cgroup(const char *dir, char *err, size_t cap) {
     char path[4096], pid[32];
@@ -187,7 +297,7 @@ int ah_runner_join_cgroup(const char *dir, char *err, size_t cap) {
     int n = snprintf(pid, sizeof pid, "%d", (int)getpid());
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0 || write(fd, pid, (size_t)n) != n) {
-        if (err && cap) snprintf(err, cap, "cannot join the memory cgroup %s: %s", dir, strerror(errno));
+        if (err && cap) snprintf(err, cap, "cannot join the cgroup %s: %s", dir, strerror(errno));
         if (fd >= 0) close(fd);
         return -1;
     }
@@ -195,23 +305,120 @@ int ah_runner_join_cgroup(const char *dir, char *err, size_t cap) {
     return 0;
 }
 
-int64_t ah_runner_sandbox(int keep_max, uint64_t memory_limit, int parent_pid, char *err, size_t cap) {
+int64_t ah_runner_sandbox(const struct ah_jail_options *o, char *err, size_t cap) {
     int64_t applied = 0;
-    if (close_above(keep_max)) applied |= AH_SANDBOX_FDS_CLOSED;
+    if (close_above(o->keep_max)) applied |= AH_SANDBOX_FDS_CLOSED;
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0) applied |= AH_SANDBOX_PDEATHSIG;
-    if (parent_pid > 0 && getppid() != parent_pid) {
-        if (err && cap) snprintf(err, cap, "the host (pid %d) is gone", parent_pid);
+    if (o->parent_pid > 0 && getppid() != o->parent_pid) {
+        if (err && cap) snprintf(err, cap, "the host (pid %d) is gone", o->parent_pid);
         return -1;
     }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) applied |= AH_SANDBOX_NO_NEW_PRIVS;
     struct rlimit none = { 0, 0 };
     if (setrlimit(RLIMIT_CORE, &none) == 0) applied |= AH_SANDBOX_NO_CORE;
-    if (memory_limit > 0) {
-        struct rlimit limit = { (rlim_t)memory_limit, (rlim_t)memory_limit };
+    if (o->memory_limit > 0) {
+        struct rlimit limit = { (rlim_t)o->memory_limit, (rlim_t)o->memory_limit };
         if (setrlimit(RLIMIT_AS, &limit) == 0) applied |= AH_SANDBOX_MEMORY_LIMIT;
     }
+    int limits = 1;
+    if (o->max_open_files > 0) {
+        struct rlimit files = { (rlim_t)o->max_open_files, (rlim_t)o->max_open_files };
+        limits &= setrlimit(RLIMIT_NOFILE, &files) == 0;
+    }
+    if (o->max_file_bytes > 0) {
+        struct rlimit size = { (rlim_t)o->max_file_bytes, (rlim_t)o->max_file_bytes };
+        limits &= setrlimit(RLIMIT_FSIZE, &size) == 0;
+        /* Past the limit a write fails with EFBIG instead of killing the process. */
+        signal(SIGXFSZ, SIG_IGN);
+    }
+    if (limits && (o->max_open_files > 0 || o->max_file_bytes > 0)) applied |= AH_SANDBOX_FILE_LIMITS;
+    /* No controlling terminal: the host starts it in a session of its own; a runner started
+     * otherwise makes one (it fails only for a process group leader). */
+    if (getsid(0) != getpid()) (void)setsid();
+    if (getsid(0) == getpid()) applied |= AH_SANDBOX_OWN_SESSION;
     if (drop_capabilities()) applied |= AH_SANDBOX_NO_CAPABILITIES;
+    if (watch_refusals(o->report_fd)) applied |= AH_SANDBOX_REPORTS_REFUSALS;
     /* Needs no_new_privs (or CAP_SYS_ADMIN, gone by now). */
-    if ((applied & AH_SANDBOX_NO_NEW_PRIVS) && install_filter(parent_pid)) applied |= AH_SANDBOX_SYSCALL_FILTER;
+    if ((applied & AH_SANDBOX_NO_NEW_PRIVS) && install_filter(o->grants)) applied |= AH_SANDBOX_SYSCALL_FILTER;
     return applied;
+}
+
+/* ---- the file system and network: Landlock ---------------------------------------------- */
+
+#include <linux/landlock.h>
+#include <sys/stat.h>
+
+/* Rights of later Landlock ABIs than this system's header may know. */
+#define AH_LL_FS_REFER (1ULL << 13)
+#define AH_LL_FS_TRUNCATE (1ULL << 14)
+#define AH_LL_FS_IOCTL_DEV (1ULL << 15)
+#define AH_LL_NET_BIND_TCP (1ULL << 0)
+#define AH_LL_NET_CONNECT_TCP (1ULL << 1)
+#define AH_LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define AH_LL_SCOPE_SIGNAL (1ULL << 1)
+#define AH_LL_RULE_PATH_BENEATH 1
+
+/* The ruleset attribute of ABI 6 (the kernel takes a larger struct whose extra fields are 0). */
+struct ah_ruleset_attr { uint64_t handled_access_fs, handled_access_net, scoped; };
+struct ah_path_beneath { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
+
+int ah_runner_landlock_abi(void) {
+#ifdef SYS_landlock_create_ruleset
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    return abi > 0 ? (int)abi : 0;
+#else
+    return 0;
+#endif
+}
+
+#define FILE_RIGHTS (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE \
+                     | AH_LL_FS_TRUNCATE | AH_LL_FS_IOCTL_DEV)
+
+static int add_path(int ruleset, const char *path, uint64_t rights, uint64_t handled) {
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return 0;  /* a path that does not exist here grants nothing */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= FILE_RIGHTS;
+    struct ah_path_beneath rule = { rights & handled, fd };
+    long rc = syscall(SYS_landlock_add_rule, ruleset, AH_LL_RULE_PATH_BENEATH, &rule, 0);
+    close(fd);
+    return rc == 0;
+}
+
+int ah_runner_landlock(const char *const *read_paths, size_t read_count, const char *const *write_paths, size_t write_count,
+                       uint32_t grants, char *err, size_t cap) {
+#ifdef SYS_landlock_create_ruleset
+    int abi = ah_runner_landlock_abi();
+    if (abi <= 0) return 0;
+    uint64_t fs = (1ULL << 13) - 1;  /* ABI 1: execute … make_sym */
+    if (abi >= 2) fs |= AH_LL_FS_REFER;
+    if (abi >= 3) fs |= AH_LL_FS_TRUNCATE;
+    if (abi >= 5) fs |= AH_LL_FS_IOCTL_DEV;
+    struct ah_ruleset_attr attr = { fs, 0, 0 };
+    /* Handled with no rule: every TCP bind and connect refused (sockets are refused by the
+     * filter as well; this holds for a socket the library was given). */
+    if (abi >= 4 && !(grants & AH_GRANT_NETWORK)) attr.handled_access_net = AH_LL_NET_BIND_TCP | AH_LL_NET_CONNECT_TCP;
+    /* No signal to a process outside this domain (the host, its threads), by any path (kill,
+     * tgkill, a descriptor owner), and no abstract unix socket of another domain. */
+    if (abi >= 6) attr.scoped = AH_LL_SCOPE_SIGNAL | AH_LL_SCOPE_ABSTRACT_UNIX_SOCKET;
+    size_t size = abi >= 6 ? sizeof attr : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+    if (ruleset < 0) {
+        if (err && cap) snprintf(err, cap, "landlock_create_ruleset (ABI %d): %s", abi, strerror(errno));
+        return -1;
+    }
+    uint64_t read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+    for (size_t i = 0; i < read_count; i++) add_path(ruleset, read_paths[i], read, fs);
+    for (size_t i = 0; i < write_count; i++) add_path(ruleset, write_paths[i], fs, fs);
+    long rc = syscall(SYS_landlock_restrict_self, ruleset, 0);
+    close(ruleset);
+    if (rc != 0) {
+        if (err && cap) snprintf(err, cap, "landlock_restrict_self (ABI %d): %s", abi, strerror(errno));
+        return -1;
+    }
+    return abi;
+#else
+    (void)read_paths; (void)read_count; (void)write_paths; (void)write_count; (void)grants; (void)err; (void)cap;
+    return 0;
+#endif
 }

@@ -30,7 +30,7 @@ enum CheckSettingsCommand {
         } else if problems.isEmpty {
             print("\(path): valid")
         } else {
-            for p in problems { print("\(path): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)") }
+            for p in problems { print(TerminalText.escaped("\(path): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)")) }
             print("\(problems.count) problem\(problems.count == 1 ? "" : "s")")
         }
         return problems.isEmpty ? 0 : 1

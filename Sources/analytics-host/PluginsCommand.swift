@@ -19,7 +19,9 @@ enum PluginsCommand {
         entry. "isolation" is the mode `run` would use with the same --settings and --isolate:
         "in-process" (the default) or "process"; for "process", "memory" is the runner's memory
         limit (--isolate-memory, as for `run`) and how it holds here (a memory cgroup, or RLIMIT_AS
-        and why there is no cgroup).
+        and why there is no cgroup), "allowed" what the settings' isolation.allow grants it beyond
+        its jail (network, files:PATH, read:PATH) and "jail" which jail mechanisms this kernel
+        provides (seccomp, Landlock and its ABI, pids cgroup; see docs/isolation.md).
 
         Exit status: 0 all libraries load; 1 some were refused; 2 usage error or DIR unusable.
         """
@@ -36,6 +38,9 @@ enum PluginsCommand {
         }
         let scan = Scan(directory: dir, allowInsecure: opts.has("--allow-insecure-plugins"))
         func mode(_ info: NativeLibraryInfo) -> String { isolation.mode(for: info, settings: settings).rawValue }
+        func allowed(_ info: NativeLibraryInfo) -> JailGrants {
+            JailGrants(settings: settings?.integrations[info.key]?.objectValue ?? [:]).merged(with: isolation.grants[info.key])
+        }
         let directoryUnusable = scan.problems.contains {
             switch $0.reason {
             case .directoryMissing, .directoryUnreadable: return true
@@ -55,7 +60,13 @@ enum PluginsCommand {
                 o["destination"] = .bool(i.isDestination)
                 o["wholeSettings"] = .bool(i.wantsWholeSettings)
                 o["isolation"] = .string(mode(i))
-                if mode(i) == IsolationMode.process.rawValue { o["memoryLimit"] = .string(isolation.memoryLimitSummary) }
+                if mode(i) == IsolationMode.process.rawValue {
+                    o["memoryLimit"] = .string(isolation.memoryLimitSummary)
+                    let grants = allowed(i)
+                    o["allowed"] = .array((grants.network ? ["network"] : []) + grants.files.map { .string("files:" + $0) }
+                                          + grants.read.map { .string("read:" + $0) })
+                    o["jail"] = .array(JailMechanisms.summary.map(JSON.string))
+                }
                 return .object(o)
             }
             entries += scan.problems.map { p in ["file": .string(p.file), "status": "refused", "reason": .string(p.reasonText)] }
@@ -76,6 +87,10 @@ enum PluginsCommand {
                       hooks      \(i.hooks.names.joined(separator: " "))
                       isolation  \(mode(i))\(mode(i) == IsolationMode.process.rawValue ? "\n  memory     " + isolation.memoryLimitSummary : "")
                     """)
+                if mode(i) == IsolationMode.process.rawValue {
+                    print("  allowed    \(e(allowed(i).summary))")
+                    for line in JailMechanisms.summary { print("  jail       \(line)") }
+                }
             }
             for p in scan.problems {
                 print("\nREFUSED  \(e(p.file))\n  reason   \(e(p.reasonText))")

@@ -44,7 +44,8 @@ enum RunCommand {
                             stop; while running: while reading waits for its queue; default 10); one
                             whose call has not returned by then is abandoned: its undelivered events
                             are counted and reported, exit status 4
-          --live-plugins FILE  JavaScript bundle for LivePlugins (libliveplugins.so in --plugins)
+          --live-plugins FILE  JavaScript bundle for LivePlugins (libliveplugins.so in --plugins, else
+                            exit 2; a bundle that does not load is reported, exit 3)
                             to run on first start, offline, or when the settings' edgeFunction
                             bundle cannot be downloaded
           --allow-insecure-plugins  load libraries even if group/others may write them
@@ -84,8 +85,8 @@ enum RunCommand {
         if !settingsFile.problems.isEmpty {
             let allowed = opts.has("--allow-invalid-settings")
             for p in settingsFile.problems {
-                let text = "analytics-host: \(allowed ? "warning: " : "")settings \(settingsPath): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)\n"
-                FileHandle.standardError.write(Data(text.utf8))
+                let text = "\(allowed ? "warning: " : "")settings \(settingsPath): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)"
+                FileHandle.standardError.write(Data("analytics-host: \(TerminalText.escaped(text))\n".utf8))
             }
             if !allowed {
                 let n = settingsFile.problems.count
@@ -183,6 +184,7 @@ enum RunCommand {
         var accepted = 0, rejected = 0
         while !StopSignal.requested {
             var problem: String?
+            let lineNumber = reader.lineNumber + 1  // each call reads exactly one line
             let more = reader.next { next in
                 let line: UnsafeBufferPointer<UInt8>
                 switch next {
@@ -199,7 +201,7 @@ enum RunCommand {
                         return
                     }
                     feed?.emitDue(before: payload["timestamp"]?.stringValue)
-                    try analytics.process(payload: payload)
+                    try errors.whileReading(line: lineNumber) { try analytics.process(payload: payload) }
                     accepted += 1
                 } catch let e as JSONParseError {
                     problem = e.description
@@ -311,8 +313,24 @@ final class ErrorPrinter: Sendable {
     /// Per-event storage causes in the order first seen, with how many events each hit.
     private let causes = Locked<[(cause: String, count: Int)]>([])
 
+    /// The input line being processed on the reading thread: a problem reported there while the
+    /// line is processed (an event too large for Segment.io, found in the fan-out) names it.
+    private let reading = Locked<(thread: pthread_t, line: Int)?>(nil)
+
+    @discardableResult
+    func whileReading<R>(line: Int, _ body: () throws -> R) rethrows -> R {
+        reading.withLock { $0 = (pthread_self(), line) }
+        defer { reading.withLock { $0 = nil } }
+        return try body()
+    }
+
     var handler: @Sendable (AnalyticsError) -> Void {
         { [self] error in
+            if case .invalidEvent(let problem) = error,
+               let (thread, line) = reading.withLock({ $0 }), pthread_equal(thread, pthread_self()) != 0 {
+                self.line(line, problem)
+                return
+            }
             switch error {
             case .loader: pluginProblemCount.withLock { $0 += 1 }
             case .plugin(_, let message) where message.hasPrefix("could not be created"): pluginProblemCount.withLock { $0 += 1 }

@@ -29,9 +29,11 @@ do {
     }
     exit(status)
 } catch let error as UsageError {
-    FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
+    // Line breaks are the message's own (usage text); other control bytes come from input.
+    let text = "\(error)".split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }
+    FileHandle.standardError.write(Data("analytics-host: \(text.joined(separator: "\n"))\n".utf8))
     exit(2)
 } catch {
-    FileHandle.standardError.write(Data("analytics-host: \(error)\n".utf8))
+    FileHandle.standardError.write(Data("analytics-host: \(TerminalText.escaped("\(error)"))\n".utf8))
     exit(2)
 }

@@ -8,10 +8,13 @@ import Glibc
 //
 //   analytics-plugin-runner --scan FILE  [--parent PID] [--toolchain T]
 //   analytics-plugin-runner --serve FILE [--parent PID] [--toolchain T] [--memory-limit BYTES | --cgroup DIR] [--progress]
+//                           [--grant network] [--max-open-files N] [--max-file-bytes BYTES]
+//                           [--own-directory DIR] [--allow-files PATH]... [--allow-read PATH]...
 //
-// The host starts it with the protocol on fd 3 (commands in) and fd 4 (results out), standard
-// input on /dev/null and standard output on the host's standard error; with --progress, fd 5 is a
-// shared page where it publishes the item it is calling (ProgressPage).
+// The host starts it in a session of its own with the protocol on fd 3 (commands in) and fd 4
+// (results out), standard input on /dev/null and standard output and error on a pipe the host
+// reads (each line prefixed with the library's key); with --progress, fd 5 is a shared page where
+// it publishes the item it is calling and the calls its filter refused (ProgressPage).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 func value(_ name: String) -> String? {
@@ -33,16 +36,43 @@ func text(_ buffer: [CChar]) -> String {
 let limit = ThreadSanitizer.isActive ? 0 : UInt64(value("--memory-limit") ?? "0") ?? 0
 let parent = Int32(value("--parent") ?? "0") ?? 0
 // The memory cgroup the host made for this library (its limit holds before the library is opened).
-if let cgroup = value("--cgroup"), ah_runner_join_cgroup(cgroup, &err, err.count) != 0 {
+// Its pids cgroup (processes and threads of the library), likewise.
+for cgroup in [value("--pids-cgroup"), value("--cgroup")].compactMap({ $0 }) where ah_runner_join_cgroup(cgroup, &err, err.count) != 0 {
     FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
     exit(1)
 }
-if ah_runner_sandbox(arguments.contains("--progress") ? 5 : PluginRunner.resultsFd, limit, parent, &err, err.count) < 0 {
+let progress = arguments.contains("--progress")
+let grants: UInt32 = (value("--grant") ?? "").split(separator: ",").contains("network") ? UInt32(AH_GRANT_NETWORK) : 0
+var options = ah_jail_options(keep_max: progress ? 5 : PluginRunner.resultsFd, memory_limit: limit, parent_pid: parent, grants: grants,
+                              report_fd: progress ? 5 : -1, max_open_files: UInt64(value("--max-open-files") ?? "0") ?? 0,
+                              max_file_bytes: UInt64(value("--max-file-bytes") ?? "0") ?? 0)
+if ah_runner_sandbox(&options, &err, err.count) < 0 {
+    FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
+    exit(1)
+}
+// The file system and the network (Landlock, where the kernel has it): before the library is
+// opened, so that its constructors are confined too.
+func values(_ name: String) -> [String] { zip(arguments, arguments.dropFirst()).filter { $0.0 == name }.map(\.1) }
+let reach = RunnerJailPaths.paths(library: file, own: value("--own-directory"), granted: values("--allow-files"),
+                                  grantedRead: values("--allow-read"))
+let confined = withCStrings(reach.read) { read in
+    withCStrings(reach.write) { write in
+        ah_runner_landlock(read.baseAddress, read.count, write.baseAddress, write.count, grants, &err, err.count)
+    }
+}
+if confined < 0 {
     FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
     exit(1)
 }
 let toolchain = value("--toolchain") ?? SwiftToolchain.current
 exit(scanFile != nil ? PluginRunner.scan(file: file, toolchain: toolchain) : PluginRunner.serve(file: file, toolchain: toolchain))
+
+/// `body` with the strings as a C array of `const char *`.
+func withCStrings<R>(_ strings: [String], _ body: (UnsafeBufferPointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies = strings.map { UnsafePointer(strdup($0)) }
+    defer { for p in copies { free(UnsafeMutablePointer(mutating: p)) } }
+    return copies.withUnsafeBufferPointer(body)
+}
 
 enum FileHandle {
     static func standardErrorWrite(_ text: String) {

@@ -7,9 +7,9 @@ import Glibc
 /// A new private directory under the system's temporary directory (mode 0755, so that a runner
 /// process or a loaded library may read it). Tests remove it in a `defer` when they want to.
 public func makeTempDirectory(_ name: String = "test") -> String {
-    var base = NSTemporaryDirectory()
-    if !base.hasSuffix("/") { base += "/" }
-    var template = Array((base + "analytics-host-\(name)-XXXXXX").utf8CString)
+    // NSTemporaryDirectory() ends with "/": paths compare equal to what the kernel reports.
+    let base = NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
+    var template = Array((base + "/analytics-host-\(name)-XXXXXX").utf8CString)
     let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
     precondition(made != nil, "mkdtemp failed: errno \(errno)")
     let path = String(cString: made!)

@@ -28,7 +28,7 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 JOBS=${FUZZ_JOBS:-$(nproc)}
 OPT=${FUZZ_OPT:--O}
 FLAGS=(-swift-version 6 "$OPT" -sanitize=fuzzer,address -parse-as-library -package-name analytics_host
-       -I include -I Sources/CZlib -I "$OUT/modules")
+       -I include -I Sources/CZlib -I Sources/CProcessControl -I "$OUT/modules")
 export SWIFT_BACKTRACE=enable=no   # let libFuzzer, not the Swift runtime, handle crashes
 
 if [ $# -gt 0 ]; then TARGETS=("$@"); else

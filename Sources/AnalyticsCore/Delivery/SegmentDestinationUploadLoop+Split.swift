@@ -11,8 +11,10 @@ extension SegmentDestinationUploadLoop {
     /// Uploads `upload` (the stored `events`, in order; the batch read at `queuedAt`) and, when the
     /// server refuses it for its content, its halves recursively. True when every event is
     /// settled (delivered or refused for good); false when an attempt was deferred (stopping,
-    /// backoff disabled): the caller keeps the whole stored batch for a later pass.
-    func settle(_ upload: UploadBatch, events: [ArraySlice<UInt8>], queuedAt start: DurableQueue.Position?) -> Bool {
+    /// backoff disabled): the caller keeps the whole stored batch for a later pass. Parts settle
+    /// in order, so `settled` counts a prefix of `events`: a later pass of this run skips it
+    /// (no duplicate, no second count); after a restart the whole batch goes again.
+    func settle(_ upload: UploadBatch, events: [ArraySlice<UInt8>], queuedAt start: DurableQueue.Position?, settled: inout Int) -> Bool {
         let host = uploader.configuration.apiHost
         let outcome: UploadOutcome
         if let start {
@@ -28,6 +30,7 @@ extension SegmentDestinationUploadLoop {
         switch outcome.disposition {
         case .delivered:
             counters.uploaded(upload.eventCount)
+            settled += events.count
             return true
         case .deferred:
             return false
@@ -35,6 +38,7 @@ extension SegmentDestinationUploadLoop {
             guard case .status(let code, _, let answer)? = outcome.failure, Self.splitStatuses.contains(code) else {
                 counters.rejected(upload.eventCount)
                 report(.delivery("Segment.io: dropped a batch of \(upload.eventCount) events after \(outcome.attempts) attempt(s) to \(host): \(outcome.reason)"))
+                settled += events.count
                 return true
             }
             guard events.count > 1 else {
@@ -43,6 +47,7 @@ extension SegmentDestinationUploadLoop {
                 counters.rejected(1)
                 counters.refused(messageId: id, reason: refusal)
                 report(.delivery("Segment.io: event \(id) refused by \(host) on its own (\(refusal)); dropped, counted as failed"))
+                settled += 1
                 return true
             }
             let half = events.count / 2
@@ -52,7 +57,7 @@ extension SegmentDestinationUploadLoop {
                     // Every event already went into a batch once: cannot happen.
                     return false
                 }
-                if !settle(piece, events: pieces, queuedAt: nil) { return false }
+                if !settle(piece, events: pieces, queuedAt: nil, settled: &settled) { return false }
             }
             return true
         }

@@ -26,6 +26,9 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
     /// Set by `kick()` until the next pass starts: one wake-up however many events arrive.
     private let kickPending = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
+    /// A stored batch whose split was cut short (a deferred part): where it starts and how many
+    /// of its leading events are settled already. Upload thread only.
+    private var partlySettled: (start: DurableQueue.Position, events: Int)?
     /// How long a kicked pass waits for more events before reading its batch.
     private static let linger = 0.01
 
@@ -235,8 +238,15 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
             // The stored events that went into the body, for sending parts again (see `settle`).
             var included: [ArraySlice<UInt8>] = []
             included.reserveCapacity(batch.count)
+            // Leading events a cut-short split of this same batch already settled: not sent again.
+            var skip = partlySettled.map { $0.start == batch.start ? $0.events : 0 } ?? 0
+            let skipped = skip
             for index in batch.indices {
                 let slice = batch[index]
+                if skip > 0, slice.withUnsafeBytes({ raw in (try? BatchLimits.check(event: raw)) != nil }) {
+                    skip -= 1
+                    continue
+                }
                 let added = slice.withUnsafeBytes { raw in Result { () throws(BatchEventError) in try builder.append(raw) } }
                 switch added {
                 case .success(true): included.append(slice)
@@ -260,12 +270,15 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
                 // Acknowledged only once every event of the batch is delivered or refused for
                 // good, however many parts it was split into: a kill in between sends it again
                 // whole (parts already delivered are duplicated, nothing is lost).
-                guard settle(upload, events: included, queuedAt: batch.start) else {
+                var settled = 0
+                guard settle(upload, events: included, queuedAt: batch.start, settled: &settled) else {
+                    partlySettled = (batch.start, skipped + settled)
                     queue.release(batch)
                     return stopping.load(ordering: .acquiring) ? .stopped : .deferred
                 }
                 spareHead = upload.head
             }
+            partlySettled = nil
             do {
                 counters.removed(try queue.acknowledge(batch))
                 spareBytes = batch.recycledBytes

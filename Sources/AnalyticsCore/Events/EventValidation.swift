@@ -4,11 +4,12 @@ extension Event {
     public func validate() throws(EventError) {
         try validateFields()
         for (key, value) in payload {
-            if !value.isFinite {
+            // One walk for both; the event object is the first level.
+            switch value.firstProblem(levels: BatchLimits.maxEventDepth - 1) {
+            case nil: continue
+            case .nonFiniteNumber?:
                 throw .invalid("\"\(key)\" contains a non-finite number (NaN or infinity has no JSON form)")
-            }
-            // The event object is the first level.
-            if value.nests(deeperThan: BatchLimits.maxEventDepth - 1) {
+            case .tooDeep?:
                 throw .invalid("\"\(key)\" nests objects and arrays deeper than \(BatchLimits.maxEventDepth) levels "
                                + "(counting the event itself), which the tracking API refuses")
             }

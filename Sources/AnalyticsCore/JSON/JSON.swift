@@ -89,6 +89,25 @@ public enum JSON: Sendable, Hashable {
         }
     }
 
+    /// What an event's value may not hold, found in one walk (the first met wins).
+    enum ValueProblem { case nonFiniteNumber, tooDeep }
+
+    /// A non-finite number, or objects and arrays nested deeper than `levels`; nil when neither.
+    func firstProblem(levels: Int) -> ValueProblem? {
+        switch self {
+        case .number(let n): return n.value.isFinite ? nil : .nonFiniteNumber
+        case .array(let a):
+            if levels < 1 { return .tooDeep }
+            for item in a { if let p = item.firstProblem(levels: levels - 1) { return p } }
+            return nil
+        case .object(let o):
+            if levels < 1 { return .tooDeep }
+            for member in o.storage { if let p = member.value.firstProblem(levels: levels - 1) { return p } }
+            return nil
+        default: return nil
+        }
+    }
+
     public var isFinite: Bool {
         switch self {
         case .number(let n): return n.value.isFinite

@@ -117,6 +117,24 @@ import Glibc
         #expect(Self.row(result.stdout, "Segment.io")?[4] == 0, "nothing failed at the server: \(result.stdout)")
     }
 
+    /// A line under the 32 KB line limit whose event serializes over the API's 32 KB (the host
+    /// adds context): refused for Segment.io as it enters, named by its input line, never queued.
+    @Test func anEventTooLargeForTheAPIIsNamedByItsLine() throws {
+        let dir = makeTempDirectory("split-size")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir + "/plugins", withIntermediateDirectories: true)
+        let server = try Self.refusingServer()
+        defer { server.stop() }
+        let big = #"{"type":"track","event":"Big","userId":"u","messageId":"m-big","properties":{"p":"\#(String(repeating: "x", count: 32_600))"}}"#
+        #expect(big.utf8.count <= BatchLimits.maxEventBytes)
+        let input = Self.events(2, marked: -1) + big + "\n"
+        let result = try HostBinary.run(["run", "--settings", try Self.settings(in: dir, port: server.port), "--plugins", dir + "/plugins",
+                                         "--storage", dir + "/s", "--quiet"], stdin: input, in: dir)
+        #expect(result.stderr.contains(#"input line 3: Segment.io: track "Big" (messageId m-big) is "#), "\(result.stderr)")
+        #expect(Set(try server.messageIds()) == ["m-0", "m-1"])
+        #expect(result.status == 5, "counted as failed for Segment.io: \(result.stdout)")
+    }
+
     /// SIGKILL while a refused batch is being split: nothing accepted is lost. The next run sends
     /// the stored batch again (what was delivered before the kill may arrive twice).
     @Test func aKillInTheMiddleOfASplitLosesNothing() throws {

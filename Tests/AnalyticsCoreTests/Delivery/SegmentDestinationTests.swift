@@ -102,6 +102,30 @@ import Testing
         #expect(h.analytics.shutdown())
     }
 
+    /// A split cut short (a part deferred: backoff disabled by httpConfig, a 500) resumes where it
+    /// stopped at the next flush: what was settled is neither sent nor counted again.
+    @Test func aSplitCutShortResumesWithoutSendingSettledEventsAgain() throws {
+        let count = Locked(0)
+        let server = try LoopbackHTTPServer(options: .init(respond: { request in
+            let n = count.withLock { $0 += 1; return $0 }
+            if n == 7 { return .status(500, body: "later") }
+            return request.bodyText.contains(#""event":"Bad""#) ? .status(400, body: "bad event") : nil
+        }))
+        defer { server.stop() }
+        let h = SegmentHarness(apiHost: "\(server.baseURL)/v1", flushAt: 100, httpConfig: ["backoffConfig": ["enabled": false]])
+        for i in 0..<8 { h.analytics.track(i == 1 ? "Bad" : "E\(i)") }
+        _ = h.analytics.flush()
+        #expect(server.requestCount == 7, "400, halves down to the bad event, then the last part deferred")
+        #expect(h.stats.queued == 8, "nothing acknowledged yet")
+        _ = h.analytics.flush()
+        let ids = try server.requests.enumerated().filter { $0.offset != 6 }.map(\.element).filter { !$0.bodyText.contains(#""event":"Bad""#) }
+            .flatMap { try ReceivedBatch($0).messageIds }
+        #expect(ids.count == 7 && Set(ids).count == 7, "each good event delivered once: \(ids)")
+        #expect(server.requestCount == 8, "only the deferred part went again")
+        #expect(h.segment.uploadedEvents == 7 && h.stats.failed == 1 && h.stats.queued == 0)
+        #expect(h.analytics.shutdown())
+    }
+
     @Test func rateLimitWaitsRetryAfterThenDelivers() throws {
         let server = try LoopbackHTTPServer()
         defer { server.stop() }

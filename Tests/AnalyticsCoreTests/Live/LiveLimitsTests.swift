@@ -38,13 +38,16 @@ struct LiveLimitsTests {
         #expect(client.analytics.flush())
         let hoarded = client["Amplitude"].events.compactMap { $0.properties["hoarded"]?.doubleValue }
         #expect(client["Amplitude"].events.count == 12, "every event goes on")
-        #expect(hoarded == [1, 2, 3] || hoarded == [1, 2], "unloaded after the call that passed 64 MiB: \(hoarded)")
+        // JavaScriptCore counts a typed array's storage twice (64 MiB per call here), a plain
+        // array's once: the call that passes 64 MiB is the first, second or third.
+        #expect((1...3).contains(hoarded.count) && hoarded == (1...max(1, hoarded.count)).map(Double.init),
+                "unloaded right after the call that passed 64 MiB: \(hoarded)")
         let line = try #require(client.observer.logLines.first { $0.contains("bytes of JavaScript heap, over the 67108864-byte bound") },
                                 "\(client.observer.logLines)")
         let bytes = try #require(line.split(separator: " ").lazy.compactMap { Int($0) }.first)
-        // JavaScriptCore's own count (typed arrays' storage included) is what is compared; it was
-        // 1.65 GB when the heap was measured once a second.
-        #expect(bytes > 64 << 20 && bytes < 160 << 20, "measured right after the call that passed the bound: \(line)")
+        // Measured right after the call that passed the bound: at most one call's count over it
+        // (it reached 1.65 GB when the heap was measured once a second).
+        #expect(bytes > 64 << 20 && bytes < 192 << 20, "measured right after the call that passed the bound: \(line)")
         #expect(line.contains("it is unloaded, its plugins leave the timelines and events go on unchanged"))
     }
 
@@ -112,6 +115,20 @@ struct LiveLimitsTests {
         #expect(result.stderr.contains(setup.plugins) && result.stderr.contains("no input was read"), "\(result.stderr)")
         let out = (try? String(contentsOfFile: dir + "/out.ndjson", encoding: .utf8)) ?? ""
         #expect(out.isEmpty, "no event was read")
+    }
+
+    /// A LivePlugins library that is there but refused (here: not a shared object) is reported as
+    /// such (exit 3), not as a missing one.
+    @Test func aRefusedLivePluginsLibraryIsNotCalledMissing() throws {
+        let dir = makeTempDirectory("live-refused")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let setup = try Self.runSetup(dir, live: false)
+        try "not a library".write(toFile: setup.plugins + "/libliveplugins.so", atomically: true, encoding: .utf8)
+        let bundle = try writeBundle("analytics.add(new LivePlugin(LivePluginType.enrichment, null))")
+        let result = try Self.run(dir, setup, bundle: bundle)
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.contains("libliveplugins.so"), "\(result.stderr)")
+        #expect(!result.stderr.contains("needs the LivePlugins library"), "\(result.stderr)")
     }
 
     /// A bundle that does not load: the run goes on (events pass unchanged), names the problem in
@@ -186,6 +203,18 @@ struct LiveLimitsTests {
         #expect(!client.observer.contains("loaded bundle version 1"))
     }
 
+    /// A redirect that stays on this machine over plain http is followed (as one to https would be).
+    @Test func aRedirectOnThisMachineIsFollowed() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(.status(302, headers: [("Location", server.baseURL + "/moved.js")]), path: "/bundle.js")
+        server.enqueue(.status(200, body: LivePluginsTests.versioned(1)), path: "/moved.js")
+        let client = try LiveClient.start(settings: ["edgeFunction": ["version": 1, "downloadURL": .string(server.baseURL + "/bundle.js")]])
+        defer { client.analytics.shutdown() }
+        #expect(client.observer.waitFor("loaded bundle version 1"), "\(client.observer.logLines)")
+        #expect(server.requests.map(\.path) == ["/bundle.js", "/moved.js"])
+    }
+
     /// The size cap holds while the bytes arrive: a server announcing 64 MiB that sends 2 MiB and
     /// then stalls is cut off at the cap (1 MiB here) at once, not after the time limit.
     @Test func theSizeCapStopsADownloadWhileItArrives() throws {
@@ -199,7 +228,7 @@ struct LiveLimitsTests {
         #expect(Date().timeIntervalSince(started) < 30)
         client.analytics.shutdown()  // after any later attempt (a settings update tries again), each cut off the same way
         #expect(!FileManager.default.fileExists(atPath: client.storage + "/plugins/LivePlugins/bundle.js.download"))
-        #expect(!client.observer.contains("no complete response"), "\(client.observer.logLines)")
+        #expect(!client.observer.contains("response within"), "\(client.observer.logLines)")
     }
 }
 

@@ -97,6 +97,10 @@ struct LiveClient {
         config.autoAddSegmentDestination = false
         config.pluginsDirectory = try LiveLibrary.directory()
         config.pluginOptions["LivePlugins"] = options
+        // In process mode its runner reads the fallback bundle the application gives it.
+        if let bundle = options["fallbackBundle"]?.stringValue {
+            config.isolation.grants["LivePlugins"] = JailGrants(read: [(bundle as NSString).deletingLastPathComponent])
+        }
         config.errorHandler = observer.errorHandler
         config.logHandler = observer.logHandler
         var recording: [String: RecordingDestination] = [:]

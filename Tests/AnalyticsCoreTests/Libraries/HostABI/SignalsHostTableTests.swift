@@ -18,6 +18,7 @@ import Testing
             if signals { $0.signals = quietSignals() }
             if mode == .process {
                 $0.isolation = IsolationConfiguration(byKey: ["SignalsProbe": .process])
+                $0.isolation.grants["SignalsProbe"] = JailGrants(files: [dir])  // its output file
                 $0.isolation.scanCacheFile = ""
             }
         }

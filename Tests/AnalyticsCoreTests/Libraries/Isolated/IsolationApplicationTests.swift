@@ -33,6 +33,7 @@ import Testing
         config.trackApplicationLifecycleEvents = false
         config.pluginsDirectory = plugins
         config.isolation = IsolationConfiguration(byKey: ["AppProbe": mode])
+        config.isolation.grants["AppProbe"] = JailGrants(files: [dir])  // its log
         config.isolation.scanCacheFile = ""
         config.errorHandler = errors.handler
         configure(&config)

@@ -24,7 +24,9 @@ import Testing
         try FixtureBuilder.library("isolated", in: plugins)
         try FixtureBuilder.plugin("Plugins/File/file.c", in: plugins, as: "libfile.so")
         let errors = ErrorLog()
-        var own: JSONObject = ["path": .string(dir + "/isolated.ndjson"), "isolation": "process", "marker": .string(dir + "/marker")]
+        // Its jail lets it write in the test's directory (its output, its marker).
+        var own: JSONObject = ["path": .string(dir + "/isolated.ndjson"), "isolation": ["mode": "process", "allow": [.string("files:" + dir)]],
+                               "marker": .string(dir + "/marker")]
         own.merge(isolatedSettings)
         var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
         config.settingsLocation = .defaultsOnly
@@ -254,7 +256,8 @@ import Testing
         var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
         config.settingsLocation = .defaultsOnly
         config.trackApplicationLifecycleEvents = false
-        config.defaultSettings = Settings(["integrations": ["Isolated": ["path": .string(dir + "/out.ndjson"), "isolation": "process"]]])
+        config.defaultSettings = Settings(["integrations": ["Isolated": ["path": .string(dir + "/out.ndjson"),
+                                                                         "isolation": ["mode": "process", "allow": [.string("files:" + dir)]]]]])
         config.pluginsDirectory = plugins
         config.isolation.scanCacheFile = ""
         config.isolation.memoryLimitBytes = 1 << 30
@@ -275,7 +278,7 @@ import Testing
         #expect(fds.first { $0[0] == "3" }?.last?.hasPrefix("socket:") == true)
         #expect(fds.first { $0[0] == "5" }?.last?.contains("ah-progress-") == true)
         #expect(numbers.filter { $0 > 5 }.count == 1, "\(fds)")
-        #expect(fds.contains { $0.count == 2 && $0[1] == dir + "/out.ndjson" })
+        #expect(fds.contains { $0.count == 2 && $0[1] == dir + "/out.ndjson" }, "\(fds) \(dir)")
         // No capability (this suite runs as root in CI: uid 0 without any), and none to regain.
         for set in ["CapEff", "CapPrm", "CapBnd"] { #expect(probe[set]?.stringValue == "0000000000000000", "\(set): \(probe)") }
         // The seccomp filter: the host is out of reach of signals, ptrace and its memory; the
@@ -299,12 +302,12 @@ import Testing
 /// no longer ends the command (it used to exit 139 and take every destination's events with it).
 @Suite struct IsolationCommandTests {
     /// A plugins directory with File and the isolated fixture, and settings enabling both (File
-    /// writes dir/file.ndjson, Isolated dir/isolated.ndjson).
+    /// writes dir/file.ndjson, Isolated dir/isolated.ndjson: their jails are granted dir).
     func fileAndIsolated(in dir: String) throws -> (plugins: String, settings: String) {
         let plugins = try HostBinary.pluginsDirectory(in: dir)
         try FixtureBuilder.library("isolated", in: plugins)
         let settings = dir + "/settings.json"
-        try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson"},"Isolated":{"path":"\#(dir)/isolated.ndjson"}}}"#
+        try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson","isolation":{"allow":["files:\#(dir)"]}},"Isolated":{"path":"\#(dir)/isolated.ndjson","isolation":{"allow":["files:\#(dir)"]}}}}"#
             .write(toFile: settings, atomically: true, encoding: .utf8)
         return (plugins, settings)
     }

@@ -99,13 +99,9 @@ final class IsolatedPlugins: @unchecked Sendable {
     }
 
     /// A `verdict` frame: the answer to one `process` call.
-    func deliverVerdict(_ payload: [UInt8]) {
-        var r = WireReader(payload)
-        let id = r.u32()
-        let verdict = Int32(bitPattern: r.u32())
-        let hasReplacement = r.u8() != 0
-        let bytes = r.data()
-        guard !r.failed, let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
+    func deliverVerdict(_ frame: RunnerFrames.Verdict) {
+        let (id, verdict, hasReplacement, bytes) = (frame.id, frame.verdict, frame.hasReplacement, frame.bytes)
+        guard let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
         waiter.verdict = verdict
         if verdict == Int32(AH_EVENT_REPLACE) {
             waiter.replacement = hasReplacement ? bytes : nil

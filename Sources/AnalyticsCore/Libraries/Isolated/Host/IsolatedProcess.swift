@@ -1,10 +1,13 @@
+import CProcessControl
 import Foundation
 import Glibc
 
-/// One `analytics-plugin-runner` child: spawned with its protocol on a socket pair (fd 3 and fd 4
-/// of the child are the same socket; the host's end is close-on-exec and written with
-/// MSG_NOSIGNAL, so a dead child is an error to handle, never a SIGPIPE), standard input on
-/// /dev/null and standard output on the host's standard error. Reaped by its own pid only.
+/// One `analytics-plugin-runner` child: spawned in a session of its own (no controlling terminal)
+/// with a cleaned environment, its protocol on a socket pair (fd 3 and fd 4 of the child are the
+/// same socket; the host's end is close-on-exec and written with MSG_NOSIGNAL, so a dead child is
+/// an error to handle, never a SIGPIPE), standard input on /dev/null and standard output and
+/// error on a pipe the host reads, each line prefixed with the library (`RunnerOutput`): a library
+/// cannot print lines that pass for the host's. Reaped by its own pid only.
 final class IsolatedProcess: @unchecked Sendable {
     let pid: pid_t
     /// The host's end of the socket pair.
@@ -21,7 +24,21 @@ final class IsolatedProcess: @unchecked Sendable {
 
     struct SpawnError: Error, CustomStringConvertible { let description: String }
 
-    static func spawn(runner: String, arguments: [String], progress: ProgressPage? = nil) throws(SpawnError) -> IsolatedProcess {
+    /// The host is not dumpable once it runs libraries in runners: a runner of the same user could
+    /// otherwise open /proc/<host>/mem, environ or fd (the kernel lets a process of the same user
+    /// do so when it is dumpable).
+    private static let hostNotDumpable: Bool = ah_process_set_not_dumpable() == 0
+
+    /// Environment variables a runner keeps; everything else (keys, tokens, proxies) stays with
+    /// the host.
+    static func keepsVariable(_ name: Substring) -> Bool {
+        ["PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "LD_LIBRARY_PATH"].contains(name) || name.hasPrefix("LC_")
+            || name.hasSuffix("SAN_OPTIONS")
+    }
+
+    /// `label` names the library in the lines the runner prints (its key, or its file while scanning).
+    static func spawn(runner: String, arguments: [String], label: String, progress: ProgressPage? = nil) throws(SpawnError) -> IsolatedProcess {
+        _ = hostNotDumpable
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw SpawnError(description: "socketpair failed: \(String(cString: strerror(errno)))")
@@ -32,11 +49,24 @@ final class IsolatedProcess: @unchecked Sendable {
             childEnd = fcntl(pair[1], F_DUPFD_CLOEXEC, 10)
             close(pair[1])
         }
+        var output: [Int32] = [-1, -1]
+        // A socket pair as the pipe: made close-on-exec at once (another thread's spawn must not inherit it).
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &output) == 0 else {
+            close(pair[0]); close(childEnd)
+            throw SpawnError(description: "socketpair for its output failed: \(String(cString: strerror(errno)))")
+        }
+        // As for the socket: never 0...5 itself, or dup2 onto 1/2 would not clear close-on-exec.
+        if output[1] <= 5 {
+            let high = fcntl(output[1], F_DUPFD_CLOEXEC, 10)
+            close(output[1])
+            output[1] = high
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, 2, 1)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 2)
         posix_spawn_file_actions_adddup2(&actions, childEnd, PluginRunner.commandsFd)
         posix_spawn_file_actions_adddup2(&actions, childEnd, PluginRunner.resultsFd)
         if let progress { posix_spawn_file_actions_adddup2(&actions, progress.fd, ProgressPage.runnerFd) }
@@ -50,11 +80,11 @@ final class IsolatedProcess: @unchecked Sendable {
         sigemptyset(&defaults)
         for signal in [SIGPIPE, SIGINT, SIGTERM, SIGCHLD] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        // A process group of its own: the terminal's Ctrl-C, Ctrl-Z and a `kill -- -PGID` reach the
+        // A session (and process group) of its own: no controlling terminal to type into
+        // (TIOCSTI) or to signal, and the terminal's Ctrl-C, Ctrl-Z and a `kill -- -PGID` reach the
         // host, which stops its runners in order (flush, destroy) instead of losing what a library
         // still held in memory to a SIGINT that killed its runner first.
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | IsolatedProcess.setsid))
 
         let argv = ([runner] + arguments + ["--parent", String(getpid())]).map { strdup($0) }
         defer { for p in argv { free(p) } }
@@ -63,7 +93,8 @@ final class IsolatedProcess: @unchecked Sendable {
         var environment: [UnsafeMutablePointer<CChar>?] = []
         var index = 0
         while let entry = environ[index] {
-            if !String(cString: entry).hasPrefix("SWIFT_BACKTRACE=") { environment.append(strdup(entry)) }
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "="), keepsVariable(text[..<equals]) { environment.append(strdup(entry)) }
             index += 1
         }
         environment.append(strdup("SWIFT_BACKTRACE=enable=no"))
@@ -72,10 +103,13 @@ final class IsolatedProcess: @unchecked Sendable {
         var pid: pid_t = 0
         let status = posix_spawn(&pid, runner, &actions, &attributes, &cArgs, &environment)
         close(childEnd)
+        close(output[1])
         guard status == 0 else {
             close(pair[0])
+            close(output[0])
             throw SpawnError(description: "cannot start \(runner): \(String(cString: strerror(status)))")
         }
+        RunnerOutput.forward(output[0], label: label)
         return IsolatedProcess(pid: pid, fd: pair[0])
     }
 
@@ -115,6 +149,9 @@ final class IsolatedProcess: @unchecked Sendable {
     func readFrame() -> (IsolationWire.Kind, [UInt8])? { WireIO.readFrame(fd) }
 
     func kill() { _ = Glibc.kill(pid, SIGKILL) }
+
+    /// glibc's POSIX_SPAWN_SETSID (not imported by Swift's Glibc module).
+    private static let setsid: Int32 = 0x80
 
     /// Waits for the child to end and returns its wait status (once; later calls return the same).
     @discardableResult

@@ -104,7 +104,8 @@ package struct IsolatedScanner: Sendable {
         }
         let process: IsolatedProcess
         do throws(IsolatedProcess.SpawnError) {
-            process = try IsolatedProcess.spawn(runner: runner, arguments: ["--scan", file, "--toolchain", SwiftToolchain.current])
+            process = try IsolatedProcess.spawn(runner: runner, arguments: ["--scan", file, "--toolchain", SwiftToolchain.current],
+                                                label: (file as NSString).lastPathComponent)
         } catch {
             return failed("not scanned: \(error)")
         }

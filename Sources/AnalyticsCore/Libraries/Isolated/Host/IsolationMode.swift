@@ -36,6 +36,17 @@ public struct IsolationConfiguration: Sendable, Equatable {
     public var maxRestartDelay = 2.0
     /// Most items in one pipe write.
     public var batchSize = 1024
+    /// Each runner's RLIMIT_NOFILE (open descriptors); 0: the host's.
+    public var maxOpenFiles: UInt64 = 1024
+    /// Each runner's RLIMIT_FSIZE (bytes in one file it writes; past it a write fails with
+    /// EFBIG); 0: the host's.
+    public var maxFileBytes: UInt64 = 1 << 30
+    /// What the application grants libraries beyond the jail, by key (added to what their
+    /// settings' `isolation.allow` grants; see `JailGrants`).
+    public var grants: [String: JailGrants] = [:]
+    /// Most processes and threads of one library's runners together (a pids cgroup, where the
+    /// host may make one); 0: no limit.
+    public var maxThreads = 256
     /// Where start-up scans are cached (by path, size, mtime). nil: `$XDG_CACHE_HOME` (else
     /// `~/.cache`)`/analytics-host/plugin-scan.json`; "": no cache.
     public var scanCacheFile: String?
@@ -54,8 +65,15 @@ public struct IsolationConfiguration: Sendable, Equatable {
         return "\(memoryLimitBytes) bytes (memory cgroup)"
     }
 
+    /// The runner arguments for `maxOpenFiles` and `maxFileBytes`.
+    var fileLimitArguments: [String] {
+        (maxOpenFiles > 0 ? ["--max-open-files", String(maxOpenFiles)] : [])
+            + (maxFileBytes > 0 ? ["--max-file-bytes", String(maxFileBytes)] : [])
+    }
+
     /// The mode of one library: `byKey` first; else process when the settings'
-    /// `integrations[key].isolation` is "process" or every library is isolated; else in-process.
+    /// `integrations[key].isolation` is "process" (or `{"mode": "process", "allow": [...]}`, see
+    /// `JailGrants`) or every library is isolated; else in-process.
     public func mode(forKey key: String, settings: Settings?) -> IsolationMode {
         explicitMode(forKey: key, settings: settings) ?? allLibraries ?? .inProcess
     }
@@ -63,7 +81,8 @@ public struct IsolationConfiguration: Sendable, Equatable {
     /// The mode asked for this key by name (`byKey`, or the settings), if any.
     public func explicitMode(forKey key: String, settings: Settings?) -> IsolationMode? {
         if let mode = byKey[key] { return mode }
-        if settings?.integrations[key]?["isolation"]?.stringValue == IsolationMode.process.rawValue { return .process }
+        let isolation = settings?.integrations[key]?["isolation"]
+        if (isolation?.stringValue ?? isolation?["mode"]?.stringValue) == IsolationMode.process.rawValue { return .process }
         return nil
     }
 

@@ -23,7 +23,14 @@ extension ProcessDestination {
             var arguments = ["--serve", info.file] + memoryLimitArguments()
             arguments += ["--toolchain", SwiftToolchain.current]
             if progress != nil { arguments.append("--progress") }
-            process = try IsolatedProcess.spawn(runner: runner, arguments: arguments, progress: progress)
+            arguments += grants.runnerArguments + limits.fileLimitArguments + ["--own-directory", ownDirectory]
+            if !pidsCgroupTried {
+                pidsCgroupTried = true
+                pidsCgroup = RunnerPidsCgroup.make(limit: limits.maxThreads)
+            }
+            if let pidsCgroup { arguments += ["--pids-cgroup", pidsCgroup.path] }
+            try? FileManager.default.createDirectory(atPath: ownDirectory, withIntermediateDirectories: true)
+            process = try IsolatedProcess.spawn(runner: runner, arguments: arguments, label: key, progress: progress)
         } catch {
             return .refused("cannot start \(PluginRunnerLocator.executableName): \(error)")
         }
@@ -40,7 +47,10 @@ extension ProcessDestination {
         // Starting a process and loading the library is not a hook call: at least 5 s for it
         // (and for `create`), however short the per-call deadline is.
         let deadline = monotonicSeconds() + max(timeout, 5)
-        guard process.readable(until: deadline), let (kind, payload) = process.readFrame() else { return fail("loading the library") }
+        guard process.readable(until: deadline) else { return fail("loading the library") }
+        guard case .frame(let kind, let payload) = RunnerFrames.read(process.fd), kind == .ready || kind == .refused else {
+            return fail("loading the library")
+        }
         if kind == .refused {
             var r = WireReader(payload)
             let text = r.text()
@@ -60,11 +70,17 @@ extension ProcessDestination {
         var answer: [UInt8]?
         let services = client.withLock { $0.services }
         while answer == nil {
-            guard process.readable(until: deadline), let (frameKind, frame) = process.readFrame() else { return fail("creating the instance") }
-            switch frameKind {
-            case .started: answer = frame
-            case .call: if let services { self.answer(frame, services: services, process: process, plugins: plugins, signals: signals) }
-            case .verdict: plugins.deliverVerdict(frame)
+            guard process.readable(until: deadline) else { return fail("creating the instance") }
+            let read = RunnerFrames.read(process.fd)
+            switch read {
+            case .frame(.started, let frame): answer = frame
+            case .frame(.call, let frame):
+                guard case .success(let call) = RunnerFrames.call(frame) else { return fail("creating the instance (it sent a malformed call frame)") }
+                if let services { self.answer(call, services: services, process: process, plugins: plugins, signals: signals) }
+            case .frame(.verdict, let frame):
+                guard case .success(let verdict) = RunnerFrames.verdict(frame) else { return fail("creating the instance (it sent a malformed verdict frame)") }
+                plugins.deliverVerdict(verdict)
+            case .malformed(let why): return fail("creating the instance (it sent a malformed frame: \(why))")
             default: return fail("creating the instance")
             }
         }
@@ -84,6 +100,8 @@ extension ProcessDestination {
         self.signals = signals
         childGone = false
         incoming.removeAll()
+        awaitingResults = 0
+        protocolError = nil
         condition.unlock()
         let reader = Thread { [self] in readLoop(process, plugins: plugins, signals: signals) }
         reader.name = "isolated \(key) reader"
@@ -98,55 +116,69 @@ extension ProcessDestination {
         return .started(replay: replay)
     }
 
-    /// Reads the child's frames: results for the pump, calls answered here.
+    /// Reads the child's frames: results for the pump, calls answered here. Everything in them is
+    /// the library's to forge: a frame that is malformed, or answers items the host did not send,
+    /// ends the process (the pump reports it with the reason).
     func readLoop(_ process: IsolatedProcess, plugins: IsolatedPlugins, signals: IsolatedSignals) {
         let services = client.withLock { $0.services }
-        while let (kind, payload) = process.readFrame() {
-            switch kind {
-            case .results:
-                var r = WireReader(payload)
-                let count = Int(r.u32())
-                if count == 0 {
-                    condition.lock()
-                    heartbeats += 1
-                    condition.broadcast()
-                    condition.unlock()
-                    continue
+        var malformed: RunnerFrames.MalformedFrame?
+        reading: while true {
+            switch RunnerFrames.read(process.fd) {
+            case .end: break reading
+            case .malformed(let why): malformed = why; break reading
+            case .frame(let kind, let payload):
+                switch kind {
+                case .results:
+                    switch RunnerFrames.results(payload) {
+                    case .failure(let why): malformed = why; break reading
+                    case .success(let outcomes) where outcomes.isEmpty:
+                        condition.lock()
+                        heartbeats += 1
+                        condition.broadcast()
+                        condition.unlock()
+                    case .success(let outcomes):
+                        condition.lock()
+                        guard outcomes.count <= awaitingResults else {
+                            let expected = awaitingResults
+                            condition.unlock()
+                            malformed = .init(description: "results frame answers \(outcomes.count) items, \(expected) are waiting for an answer")
+                            break reading
+                        }
+                        awaitingResults -= outcomes.count
+                        incoming.append(contentsOf: outcomes.map { ($0.status, $0.message) })
+                        condition.broadcast()
+                        condition.unlock()
+                    }
+                case .call:
+                    switch RunnerFrames.call(payload) {
+                    case .failure(let why): malformed = why; break reading
+                    case .success(let call):
+                        if let services { answer(call, services: services, process: process, plugins: plugins, signals: signals) }
+                    }
+                case .verdict:
+                    switch RunnerFrames.verdict(payload) {
+                    case .failure(let why): malformed = why; break reading
+                    case .success(let verdict): plugins.deliverVerdict(verdict)
+                    }
+                default:
+                    malformed = .init(description: "a \(kind) frame after the instance was created")
+                    break reading
                 }
-                var parsed: [(UInt8, String)] = []
-                parsed.reserveCapacity(count)
-                for _ in 0..<count {
-                    let status = r.u8()
-                    let message = r.text()
-                    if r.failed { break }
-                    parsed.append((status, message))
-                }
-                condition.lock()
-                incoming.append(contentsOf: parsed)
-                condition.broadcast()
-                condition.unlock()
-            case .call:
-                if let services { answer(payload, services: services, process: process, plugins: plugins, signals: signals) }
-            case .verdict:
-                plugins.deliverVerdict(payload)
-            default:
-                break
             }
         }
+        if malformed != nil { process.kill() }
         condition.lock()
-        if currentChild === process { childGone = true }
+        if currentChild === process {
+            childGone = true
+            if let malformed, protocolError == nil { protocolError = malformed.description }
+        }
         condition.broadcast()
         condition.unlock()
     }
 
-    func answer(_ payload: [UInt8], services: HostServices, process: IsolatedProcess, plugins: IsolatedPlugins,
+    func answer(_ call: RunnerFrames.Call, services: HostServices, process: IsolatedProcess, plugins: IsolatedPlugins,
                         signals: IsolatedSignals) {
-        var r = WireReader(payload)
-        let id = r.u32()
-        let function = IsolationWire.Function(rawValue: r.u8())
-        let arg = r.i64()
-        let bytes = r.data()
-        guard !r.failed, let function else { return }
+        let (id, function, arg, bytes) = (call.id, call.function, call.arg, call.bytes)
         var status = IsolationWire.ok
         var reply: [UInt8] = []
         func set(_ result: NativeHookResult) {

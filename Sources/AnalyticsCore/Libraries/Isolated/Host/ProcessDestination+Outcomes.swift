@@ -98,9 +98,17 @@ extension ProcessDestination {
         }
         let events = again.filter { $0.event != nil }.count
         client.withLock { $0.stats }?._retried.wrappingAdd(events, ordering: .relaxed)
-        let what = timedOut
-            ? "did not answer within \(timeout) s and was killed"
-            : describeEnd(status: status, during: during)
+        condition.lock()
+        let refusedFrame = protocolError
+        protocolError = nil
+        condition.unlock()
+        let what = if let refusedFrame {
+            "sent the host a malformed frame (\(refusedFrame)) and was ended"
+        } else if timedOut {
+            "did not answer within \(timeout) s and was killed"
+        } else {
+            describeEnd(status: status, during: during)
+        }
         var text = "library \(info.file) (process-isolated) \(what) while \(during ?? "idle")"
         let willDisable = crashTimes.count >= limits.maxCrashes
         if let givenUp {
@@ -140,6 +148,7 @@ extension ProcessDestination {
 
     func endChild() {
         guard let process = child else { return }
+        reportRefusals()
         child = nil
         condition.lock()
         if currentChild === process { currentChild = nil }
@@ -156,5 +165,7 @@ extension ProcessDestination {
         process.closeChannel()
         process.kill()
         process.wait()
+        // Nothing of the library outlives its process.
+        pidsCgroup?.killAll()
     }
 }

@@ -40,6 +40,7 @@ extension ProcessDestination {
             if batch.last?.op == .destroy && child != nil { endChild() }
         }
         endChild()
+        pidsCgroup?.remove()
         cgroup?.remove()
         condition.lock()
         pumpFinished = true
@@ -81,6 +82,9 @@ extension ProcessDestination {
         }
         w.end()
         var answered = 0
+        condition.lock()
+        awaitingResults = batch.count
+        condition.unlock()
         var lastProgress = monotonicSeconds()
         if !child.send(w.bytes, deadline: lastProgress + timeout) {
             finishCrash(batch: batch, answered: 0, sequence: sequence, timedOut: !isGone(), timeout: timeout)
@@ -116,6 +120,22 @@ extension ProcessDestination {
             return
         }
         crashesInARow = 0
+        reportRefusals()
+    }
+
+    /// Reports each system call the jail refused this library, once (the runner notes them in
+    /// the progress page as they happen).
+    func reportRefusals() {
+        guard let progress else { return }
+        let new = progress.refusedCalls().filter { !refusalsReported.contains($0) }
+        guard !new.isEmpty else { return }
+        refusalsReported.formUnion(new)
+        let analytics = client.withLock { $0.analytics.value }
+        for number in new {
+            let name = RefusedCalls.name(number)
+            analytics?.report(.plugin(name: key, message: "library \(info.file) (process-isolated) called \(name), which its jail "
+                + "refuses (\(RefusedCalls.purpose(name))): it failed with EPERM (reported once)"))
+        }
     }
 
     func currentPlugins() -> IsolatedPlugins? {

@@ -101,6 +101,9 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     var everStarted = false
     let progress = ProgressPage()
     var batchSequence: UInt64 = 0
+    /// The library's pids cgroup (every runner of it joins the same one), once made.
+    var pidsCgroup: RunnerPidsCgroup?
+    var pidsCgroupTried = false
     /// The library's memory cgroup (every runner of it joins the same one), once made.
     var cgroup: IsolatedCgroup?
     var cgroupTried = false
@@ -111,8 +114,21 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     var signals: IsolatedSignals?
     /// Empty results frames: the runner is waiting to retry an item (guarded by `condition`).
     var heartbeats = 0
+    /// Items sent to the current process and not answered yet: a results frame may answer no
+    /// more (guarded by `condition`).
+    var awaitingResults = 0
+    /// Why the reader ended the current process: the frame it sent that the host refused
+    /// (guarded by `condition`, taken by the crash report).
+    var protocolError: String?
     /// Settings of the latest update (the worker writes, the pump reads for a restart).
     let latestSettings = Locked<[UInt8]?>(nil)
+
+    /// What the library's settings grant it beyond the jail.
+    let grants: JailGrants
+    /// The directory the library may write (its storage directory, made before each start).
+    let ownDirectory: String
+    /// System calls of the library its jail refused, reported already (pump only).
+    var refusalsReported: Set<Int> = []
 
     var pump: Thread?
     let pumpDone = DispatchSemaphore(value: 0)
@@ -124,7 +140,9 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
         self.limits = analytics.configuration.isolation
         self.retryPolicy = NativeRetryPolicy()
         self.wholeSettings = info.wantsWholeSettings
+        self.grants = JailGrants(settings: settings, key: info.key).merged(with: analytics.configuration.isolation.grants[info.key])
         let directory = analytics.configuration.storageDirectory + "/plugins/" + HostServices.Client.directoryName(for: info.key)
+        ownDirectory = directory
         var start: JSONObject = ["settings": .object(settings), "storageDirectory": .string(directory)]
         start["options"] = .object(analytics.configuration.pluginOptions[info.key] ?? [:])
         if let signals = analytics.signals {
@@ -138,6 +156,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
             $0.hookTimeout = analytics.configuration.hookTimeout
             $0.analytics = WeakAnalytics(analytics)
         }
+        for problem in grants.problems { analytics.report(.plugin(name: info.key, message: problem + " (granted nothing)")) }
         // The first process starts now, as an in-process library is created now: the timeline
         // plugins its `create` adds are in place before the client's first event. A failure is
         // handled when the first item needs the process (restart with backoff, or disabled).

@@ -7,6 +7,7 @@ import Glibc
 /// results travel in batches. Word 0: the batch's sequence number; word 1: the item's index; from
 /// byte 16, one status byte per item of the batch, stored when its call returned — so the items
 /// the runner finished before it died count as done (with their status) and are not sent again.
+/// The last 64 bytes are the runner's record of the calls its system-call filter refused.
 final class ProgressPage: @unchecked Sendable {
     static let runnerFd: Int32 = 5
     let fd: Int32
@@ -44,12 +45,30 @@ final class ProgressPage: @unchecked Sendable {
         close(fd)
     }
 
+    /// Where the runner's SIGSYS handler notes the system calls its filter refused (one bit per
+    /// call number, `refusedBits` of them); the same values as the sandbox's AH_REFUSED_*.
+    static let refusedOffset = 4032, refusedBits = 512
+
     /// Most items of a batch the page has status bytes for.
-    static let maxItems = 4096 - 16
+    static let maxItems = refusedOffset - 16
+
+    /// The system-call numbers the runner's filter refused so far (set bits; the runner only sets
+    /// them, so a number once seen stays).
+    func refusedCalls() -> [Int] {
+        var numbers: [Int] = []
+        let base = UnsafeMutableRawPointer(words) + Self.refusedOffset
+        for word in 0..<(Self.refusedBits / 64) {
+            let bits = base.load(fromByteOffset: word * 8, as: UInt64.self)
+            guard bits != 0 else { continue }
+            for bit in 0..<64 where bits & (1 << UInt64(bit)) != 0 { numbers.append(word * 64 + bit) }
+        }
+        return numbers
+    }
 
     /// The item being called in batch `sequence`, or nil when the runner had not started that batch.
     func item(inBatch sequence: UInt64) -> Int? {
-        words[0] == sequence ? Int(words[1]) : nil
+        // The runner writes this page: a value beyond any batch is as good as none.
+        words[0] == sequence ? Int(exactly: words[1] & 0xFFFF_FFFF) : nil
     }
 
     /// The status the runner stored for item `index` of the current batch (only for items before
