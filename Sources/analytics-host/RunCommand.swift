@@ -147,7 +147,11 @@ enum RunCommand {
                 throw UsageError("cannot read --live-plugins \(bundle)")
             }
             // Absolute, so errors name the file wherever the library reads it from.
-            config.pluginOptions["LivePlugins"] = ["fallbackBundle": .string(URL(fileURLWithPath: bundle).standardizedFileURL.path)]
+            let path = URL(fileURLWithPath: bundle).standardizedFileURL.path
+            config.pluginOptions["LivePlugins"] = ["fallbackBundle": .string(path)]
+            // The user handed this file to the library: a jailed runner may read it (and nothing
+            // else of the file system beyond its own directory).
+            config.isolation.grants["LivePlugins", default: JailGrants()].read.append(path)
         }
         if opts["--signals"] != nil {
             var signals = SignalsConfiguration()
