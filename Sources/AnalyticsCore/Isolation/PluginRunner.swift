@@ -136,20 +136,25 @@ public enum PluginRunner {
     final class Server: @unchecked Sendable {
         let library: NativeLibrary
         let out: Output
-        private let work = Locked<[[UInt8]]>([])
-        private let available = DispatchSemaphore(value: 0)
-        private var instance: OpaquePointer?
-        private var table: HostServicesTable?
-        private let errorBuffer = ErrorBuffer()
+        let work = Locked<[[UInt8]]>([])
+        let available = DispatchSemaphore(value: 0)
+        var instance: OpaquePointer?
+        var table: HostServicesTable?
+        let errorBuffer = ErrorBuffer()
         private var destroyed = false
         /// The library's timeline plugins (AH_EXT_TIMELINE), called by the host through `plugin` frames.
         private let timeline: RunnerTimeline
         /// AH_EXT_SIGNALS, when the host's client has signals (made at `start`).
         private let signals = Locked<RunnerSignals?>(nil)
         /// How a hook's retryable failure is retried, in place (the host's policy, from `start`).
-        private var retryPolicy = NativeRetryPolicy()
+        var retryPolicy = NativeRetryPolicy()
         /// Where the item being called is published for the host (fd 5), if it gave a page.
         private let progress = CommandLine.arguments.contains("--progress") ? ProgressPage.mapInRunner() : nil
+        /// ABI 1.3 finish-later: events whose hook answered pending, by token (main thread only),
+        /// the attempt being made, and the host's hook timeout (from `start`).
+        var parked: [UInt64: RunnerParkedEvent] = [:]
+        var currentAttempt = 1
+        var hookTimeout = 10.0
 
         init(library: NativeLibrary, out: Output) {
             self.library = library
@@ -164,6 +169,11 @@ public enum PluginRunner {
             while true {
                 available.wait()
                 guard let frame = work.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return }  // host gone
+                if frame[0] == Self.settleMarker {
+                    // Answers of pending calls arrived (or one expired) while no batch ran.
+                    if !destroyed, instance != nil { settleParked(beat: {}) }
+                    continue
+                }
                 let kind = IsolationWire.Kind(rawValue: frame[0])
                 let payload = Array(frame[1...])
                 switch kind {
@@ -261,8 +271,10 @@ public enum PluginRunner {
                                                 initialDelay: retry["initialDelay"]?.doubleValue ?? 0.1,
                                                 maxDelay: retry["maxDelay"]?.doubleValue ?? 2)
             }
+            if let timeout = start["hookTimeout"]?.doubleValue { hookTimeout = timeout }
             let table = HostServicesTable(services(options: start["options"]?.objectValue ?? [:],
                                                    storageDirectory: start["storageDirectory"]?.stringValue))
+            table.pendingCalls.onArrival { [weak self] in self?.postSettle() }
             let settingsText = settings.serializedBytes()
             errorBuffer.clear()
             let made = settingsText.withUnsafeBufferPointer { bytes in
@@ -307,11 +319,22 @@ public enum PluginRunner {
                 pending = 0
                 lastSent = monotonicSeconds()
             }
+            // While the runner waits for answers of pending calls, the host hears that it is alive.
+            let beat = {
+                flushResults()
+                self.out.frame(.results) { $0.u32(0) }
+            }
             for index in 0..<count {
                 progress?[1] = UInt64(index)
                 let op = IsolationWire.Op(rawValue: r.u8())
                 let range = r.dataRange()
                 if r.failed { break }
+                if !parked.isEmpty {
+                    settleParked(beat: beat)
+                    if op?.isEvent == true { waitForPendingRoom(beat: beat) }
+                    if op == .destroy { endParked(beat: beat) }
+                }
+                currentAttempt = 1
                 var (status, message) = payload.withUnsafeBufferPointer { all -> (ah_status, String) in
                     let base = UnsafeRawPointer(all.baseAddress! + range.lowerBound).assumingMemoryBound(to: CChar.self)
                     return call(op, base, range.count)
@@ -326,19 +349,23 @@ public enum PluginRunner {
                     out.frame(.results) { $0.u32(0) }
                     Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
                     attempt += 1
+                    currentAttempt = attempt
                     (status, message) = payload.withUnsafeBufferPointer { all -> (ah_status, String) in
                         let base = UnsafeRawPointer(all.baseAddress! + range.lowerBound).assumingMemoryBound(to: CChar.self)
                         return call(op, base, range.count)
                     }
                 }
 
+                // A flush ends when what the library holds has its answer, as in-process.
+                if op == .flush, !parked.isEmpty { settlePending(until: monotonicSeconds() + hookTimeout * 0.8, beat: beat) }
                 let code = status == ah_status(AH_OK) ? IsolationWire.ok
+                    : status == ah_status(AH_PENDING) ? IsolationWire.pending
                     : status == ah_status(AH_ERR_RETRYABLE) ? IsolationWire.retryable : IsolationWire.permanent
                 if let progress, index < ProgressPage.maxItems {
                     UnsafeMutableRawPointer(progress).storeBytes(of: code, toByteOffset: 16 + index, as: UInt8.self)
                 }
                 results.u8(code)
-                if status == ah_status(AH_OK) { results.u32(0) } else {
+                if status == ah_status(AH_OK) || status == ah_status(AH_PENDING) { results.u32(0) } else {
                     let text = status == ah_status(AH_OK) || status == ah_status(AH_ERR_RETRYABLE) || status == ah_status(AH_ERR_PERMANENT)
                         ? message : "returned unknown status \(status)" + (message.isEmpty ? "" : ": \(message)")
                     results.text(text)
@@ -351,7 +378,7 @@ public enum PluginRunner {
 
         typealias EventHook = @convention(c) (OpaquePointer, UnsafePointer<CChar>, Int, UnsafeMutablePointer<CChar>, Int) -> ah_status
 
-        private func call(_ op: IsolationWire.Op?, _ text: UnsafePointer<CChar>, _ length: Int) -> (ah_status, String) {
+        func call(_ op: IsolationWire.Op?, _ text: UnsafePointer<CChar>, _ length: Int) -> (ah_status, String) {
             let hooks = library.hooks
             guard let op else { return (ah_status(AH_ERR_PERMANENT), "unknown operation") }
             guard let instance, !destroyed else {
@@ -370,6 +397,9 @@ public enum PluginRunner {
                 default: hook = hooks.alias
                 }
                 guard let hook else { return (ah_status(AH_OK), "") }
+                if let table, table.pendingCalls.isUsed {
+                    return callAllowingPending(hook, instance, op, text, length, table.pendingCalls)
+                }
                 status = hook(instance, text, length, errorBuffer.base, errorBuffer.capacity)
             case .updateInitial, .updateRefresh:
                 guard let hook = hooks.update else { return (ah_status(AH_OK), "") }
