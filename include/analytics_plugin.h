@@ -52,7 +52,8 @@
  *        AH_EXT_APPLICATION (application events: launch, background, terminate, push, openURL).
  *   1.3  Host tables: AH_EXT_HTTP_REQUESTS (POST/PUT/... with headers and a body, gzip on
  *        request, answered later through a callback), AH_EXT_FINISH_LATER (an event hook
- *        answers AH_PENDING and completes later with a token). No core struct changed; a 1.0-1.2
+ *        answers AH_PENDING and completes later with a token). Library table: AH_EXT_BATCH
+ *        (many events per call, a status per event or one for all). No core struct changed; a 1.0-1.2
  *        library loads and behaves as before. docs/c-abi.md tells the whole story.
  */
 #ifndef ANALYTICS_PLUGIN_H
@@ -444,6 +445,45 @@ typedef struct ah_application {
                                                const char *AH_NONNULL json, size_t json_len,
                                                char *AH_NONNULL err, size_t err_cap);
 } ah_application;
+
+/* ---------------------------------------------------------------------------------------------
+ * Library capability: many events per call (ABI 1.3, AH_EXT_BATCH)
+ * ------------------------------------------------------------------------------------------- */
+
+/* A destination that prefers whole runs of events to one call per event offers this table. The
+ * host then hands it the events that are ready, in order and of any type, in calls of at most
+ * `max_events`, instead of calling identify/track/screen/group/alias (those hooks may then be
+ * NULL). Other hooks (update, reset, flush, lifecycle, ...) still arrive between runs, in order:
+ * the host never holds events back across them. In process mode a run is (part of) one of the
+ * runner's batches. */
+#define AH_EXT_BATCH "analytics-host.batch/1"
+
+/* One borrowed event: a complete JSON object (compact, no raw newlines), `json_len` bytes, NOT
+ * NUL-terminated. Its "type" member says what it is ("track", "identify", "screen", "page",
+ * "group", "alias"). Owner: the host; valid for the `events` call only. */
+typedef struct ah_event_ref {
+    const char *AH_NONNULL json;
+    size_t json_len;
+} ah_event_ref;
+
+/* Owner: the library (static). Lifetime: until the process exits. */
+typedef struct ah_batch {
+    /* sizeof(ah_batch) as compiled by the library. */
+    uint32_t size;
+    /* Most events the library wants per call (0: the host's choice, at most 1000). */
+    uint32_t max_events;
+    /* `count` (>= 1) events in order. `statuses` is a host-owned array of `count` entries, each
+     * AH_OK on entry: set an entry to AH_ERR_RETRYABLE or AH_ERR_PERMANENT for an event that
+     * failed (the reason, shared by the failures of the call, goes into `err`) and return AH_OK.
+     * Any other return value is the answer for every event of the call (statuses are then not
+     * read). The host retries the retryable events (again in order, with backoff) and reports
+     * and counts the others, as for the single-event hooks. A batch call does not finish later
+     * (AH_PENDING is read as AH_ERR_PERMANENT here).
+     * [serialized] with every other hook of the instance, on the same thread. */
+    ah_status (*AH_NULLABLE events)(ah_instance *AH_NONNULL self, const ah_event_ref *AH_NONNULL events,
+                                    size_t count, ah_status *AH_NONNULL statuses, char *AH_NONNULL err,
+                                    size_t err_cap);
+} ah_batch;
 
 /* ---------------------------------------------------------------------------------------------
  * Host capability: timeline plugins (ABI 1.2, AH_EXT_TIMELINE)

@@ -324,18 +324,35 @@ public enum PluginRunner {
                 flushResults()
                 self.out.frame(.results) { $0.u32(0) }
             }
+            // ABI 1.3 batch hook: answers of the events already handed over in one call, by index.
+            var gathered: [Int: (ah_status, String)] = [:]
             for index in 0..<count {
                 progress?[1] = UInt64(index)
                 let op = IsolationWire.Op(rawValue: r.u8())
                 let range = r.dataRange()
                 if r.failed { break }
+                if let op, op.isEvent, let batch = library.batch, instance != nil, !destroyed, gathered[index] == nil {
+                    // The events from here on, up to the library's size, go in one call.
+                    var look = r
+                    var ranges = [range]
+                    while ranges.count < batch.maxEvents, index + ranges.count < count {
+                        let next = IsolationWire.Op(rawValue: look.u8())
+                        let nextRange = look.dataRange()
+                        if look.failed || next?.isEvent != true { break }
+                        ranges.append(nextRange)
+                    }
+                    for (offset, answer) in deliverGathered(ranges.map { Array(payload[$0]) }, batch, beat: beat).enumerated() {
+                        gathered[index + offset] = answer
+                    }
+                }
                 if !parked.isEmpty {
                     settleParked(beat: beat)
                     if op?.isEvent == true { waitForPendingRoom(beat: beat) }
                     if op == .destroy { endParked(beat: beat) }
                 }
                 currentAttempt = 1
-                var (status, message) = payload.withUnsafeBufferPointer { all -> (ah_status, String) in
+                let batched = gathered.removeValue(forKey: index)
+                var (status, message) = batched ?? payload.withUnsafeBufferPointer { all -> (ah_status, String) in
                     let base = UnsafeRawPointer(all.baseAddress! + range.lowerBound).assumingMemoryBound(to: CChar.self)
                     return call(op, base, range.count)
                 }
@@ -344,7 +361,7 @@ public enum PluginRunner {
                 // frame tells the host that the wait is not the library's time. Never an
                 // application event's (the header: not retried, the moment has passed).
                 var attempt = 1
-                while status == ah_status(AH_ERR_RETRYABLE), attempt < retryPolicy.maxAttempts, op != .destroy, op != .application {
+                while status == ah_status(AH_ERR_RETRYABLE), batched == nil, attempt < retryPolicy.maxAttempts, op != .destroy, op != .application {
                     flushResults()
                     out.frame(.results) { $0.u32(0) }
                     Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))

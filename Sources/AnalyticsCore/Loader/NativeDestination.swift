@@ -9,7 +9,7 @@ import Foundation
 /// serialization rule asks for. The library hears `started` before its first call there, and
 /// `stopping`, `flush`, `destroy` when the worker shuts down.
 public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination,
-    SettlesLater, @unchecked Sendable {
+    SettlesLater, DeliversInRuns, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let integration: NativeIntegration
@@ -36,6 +36,8 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     var parked: [UInt64: ParkedEvent] = [:]
     /// How long a call may stay pending (the client's hook timeout, set by `configure`).
     var hookTimeout = 10.0
+    /// Events waiting for the library's batch hook (ABI 1.3 `AH_EXT_BATCH`). Worker only.
+    var run: [Event] = []
 
     public init(integration: NativeIntegration, retryPolicy: NativeRetryPolicy = NativeRetryPolicy()) {
         self.key = integration.key
@@ -57,6 +59,7 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     /// do nothing (an integration declares its hooks; a NULL hook is a no-op by the ABI).
     func ignores(_ type: EventType) -> Bool {
         let hooks = integration.library.info.hooks
+        if hooks.contains(.batch) { return false }
         let hook: NativeHooks
         switch type {
         case .track: hook = .track
@@ -71,6 +74,7 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     public func execute(_ event: Event) -> Event? {
         startIfNeeded()
         unflushed = true
+        if let size = integration.batchSize { return gather(event, upTo: size) }
         // A library that may finish later (it looked up AH_EXT_FINISH_LATER) takes the longer road.
         if integration.pendingCalls.isUsed { return executeAllowingPending(event) }
         return perform(event.type.rawValue, countsAsEvent: true) { integration.deliver(event) } ? event : nil
@@ -79,6 +83,7 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     public func update(settings: Settings, type: UpdateType) {
         startIfNeeded()
         unflushed = true
+        deliverRun()
         let own = wholeSettings ? settings.json : settings.integrationSettings(forKey: key) ?? [:]
         _ = perform("update", countsAsEvent: false) { integration.update(settings: own, kind: type == .initial ? .initial : .refresh) }
     }
@@ -86,11 +91,13 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     public func reset() {
         startIfNeeded()
         unflushed = true
+        deliverRun()
         _ = perform("reset", countsAsEvent: false) { integration.reset() }
     }
 
     public func flush() {
         startIfNeeded()
+        deliverRun()
         let flushed = perform("flush", countsAsEvent: false, { integration.flush() })
         // A flush ends when what the library holds has its answer (within the hook timeout).
         if !parked.isEmpty { settlePending(until: monotonicSeconds() + pendingWaitBudget) }
@@ -100,6 +107,7 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     /// An application event (on the worker, like every hook); failures are reported, not retried.
     public func application(_ event: ApplicationEvent) {
         startIfNeeded()
+        deliverRun()
         switch integration.application(event) {
         case .ok: break
         case .retryable(let text), .permanent(let text):
@@ -111,6 +119,7 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     func announceStopping() {
         guard started, !announcedStopping else { return }
         announcedStopping = true
+        deliverRun()
         _ = perform("lifecycle(stopping)", countsAsEvent: false) { integration.lifecycle(.stopping) }
     }
 
@@ -123,6 +132,7 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
             step.withLock { $0 = "flush" }
             _ = perform("flush", countsAsEvent: false) { integration.flush() }
         }
+        deliverRun()
         if !parked.isEmpty {
             step.withLock { $0 = "waiting for calls that finish later" }
             settlePending(until: monotonicSeconds() + pendingWaitBudget)

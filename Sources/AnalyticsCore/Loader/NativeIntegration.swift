@@ -129,6 +129,15 @@ public final class NativeIntegration: @unchecked Sendable {
         services.revoke()
     }
 
+    /// Whether the library takes many events per call (`AH_EXT_BATCH`), and how many at most.
+    var batchSize: Int? { library.batch?.maxEvents }
+
+    /// Hands events to the library's batch hook; one result per event (all OK when gone).
+    func deliver(batch texts: [[UInt8]]) -> [NativeHookResult] {
+        guard let table = library.batch, let instance = live else { return Array(repeating: .ok, count: texts.count) }
+        return table.call(instance, texts, errorBuffer: errorBuffer)
+    }
+
     /// An event hook's answer when the hook may finish later (ABI 1.3, `AH_EXT_FINISH_LATER`).
     enum EventAnswer {
         case done(NativeHookResult)

@@ -13,6 +13,8 @@ public final class NativeLibrary: @unchecked Sendable {
     let hooks: ah_hooks
     /// The library's `AH_EXT_APPLICATION` table, if it offers one.
     let application: NativeApplicationTable?
+    /// The library's `AH_EXT_BATCH` table (ABI 1.3), if it offers one.
+    let batch: NativeBatchTable?
     /// `create` of one library is never called concurrently (header rule).
     private let createLock = Locked(())
 
@@ -21,9 +23,10 @@ public final class NativeLibrary: @unchecked Sendable {
     ) -> OpaquePointer?
 
     init(info: NativeLibraryInfo, library: DynamicLibrary, create: CreateFunction, hooks: ah_hooks,
-         application: NativeApplicationTable? = nil) {
+         application: NativeApplicationTable? = nil, batch: NativeBatchTable? = nil) {
         self.info = info
         self.application = application
+        self.batch = batch
         self.library = library
         self.create = create
         self.hooks = hooks

@@ -377,6 +377,8 @@ final class DestinationWorker: @unchecked Sendable {
                 i += 1
             }
             if gone { break }
+            // The queue is drained: a destination that gathers events hands them on now.
+            (destination as? DeliversInRuns)?.endOfRun()
             if last {
                 condition.lock()
                 inShutdown = true

@@ -12,10 +12,11 @@ final class FixtureLibraryClient: Sendable {
     let key: String
     private let directory: String
 
-    init(fixture: String, key: String, settings: JSONObject, mode: IsolationMode = .inProcess, hookTimeout: Double = 10) throws {
+    init(fixture: String, key: String, settings: JSONObject, mode: IsolationMode = .inProcess, hookTimeout: Double = 10,
+         defines: [String] = []) throws {
         self.key = key
         directory = try FixtureBuilder.makeDirectory()
-        let file = try FixtureBuilder.library(fixture, in: directory)
+        let file = try FixtureBuilder.library(fixture, in: directory, defines: defines)
         let library = try PluginLoader().load(file: file)
         let factory: IntegrationFactory
         if mode == .process {

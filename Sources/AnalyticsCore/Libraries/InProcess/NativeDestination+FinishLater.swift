@@ -114,7 +114,7 @@ extension NativeDestination {
     }
 
     /// An event counted as delivered when it was handed over ends otherwise.
-    private func recount(to counter: PendingEnd) {
+    func recount(to counter: PendingEnd) {
         guard let stats = client.withLock({ $0.stats }) else { return }
         stats._delivered.wrappingSubtract(1, ordering: .relaxed)
         switch counter {

@@ -148,3 +148,34 @@ extension PluginRunner.Server {
         }
     }
 }
+
+/// ABI 1.3 `AH_EXT_BATCH` inside the runner: consecutive events of one of the host's batches go
+/// to the library in calls of at most its size; retryable answers are retried in place (in order,
+/// with backoff, the host told that the wait is not the library's time), as in-process.
+extension PluginRunner.Server {
+    func deliverGathered(_ events: [[UInt8]], _ batch: NativeBatchTable, beat: () -> Void) -> [(ah_status, String)] {
+        guard let instance else { return events.map { _ in (ah_status(AH_ERR_PERMANENT), "the instance was not created") } }
+        var answers = [(ah_status, String)](repeating: (ah_status(AH_OK), ""), count: events.count)
+        var open = Array(events.indices)
+        var attempt = 1
+        while !open.isEmpty {
+            let results = batch.call(instance, open.map { events[$0] }, errorBuffer: errorBuffer)
+            var again: [Int] = []
+            for (i, result) in zip(open, results) {
+                switch result {
+                case .ok: answers[i] = (ah_status(AH_OK), "")
+                case .retryable(let m):
+                    answers[i] = (ah_status(AH_ERR_RETRYABLE), m)
+                    if attempt < retryPolicy.maxAttempts { again.append(i) }
+                case .permanent(let m): answers[i] = (ah_status(AH_ERR_PERMANENT), m)
+                }
+            }
+            guard !again.isEmpty else { break }
+            beat()
+            Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
+            attempt += 1
+            open = again
+        }
+        return answers
+    }
+}
