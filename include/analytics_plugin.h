@@ -53,7 +53,9 @@
  *   1.3  Host tables: AH_EXT_HTTP_REQUESTS (POST/PUT/... with headers and a body, gzip on
  *        request, answered later through a callback), AH_EXT_FINISH_LATER (an event hook
  *        answers AH_PENDING and completes later with a token). Library table: AH_EXT_BATCH
- *        (many events per call, a status per event or one for all). No core struct changed; a 1.0-1.2
+ *        (many events per call, a status per event or one for all), AH_EXT_NOTICES (the host
+ *        tells a library what of its doings it refused or abandoned). Host table
+ *        AH_EXT_HOST_INFO (name, version, log_enabled). No core struct changed; a 1.0-1.2
  *        library loads and behaves as before. docs/c-abi.md tells the whole story.
  */
 #ifndef ANALYTICS_PLUGIN_H
@@ -814,6 +816,54 @@ typedef struct ah_host_finish_later {
     ah_status (*AH_NONNULL complete)(void *AH_NULLABLE ctx, uint64_t token, ah_status status,
                                      const char *AH_NULLABLE reason, size_t reason_len);
 } ah_host_finish_later;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: who the host is and what it logs (ABI 1.3, AH_EXT_HOST_INFO)
+ * ------------------------------------------------------------------------------------------- */
+
+#define AH_EXT_HOST_INFO "analytics-host.host/1"
+
+/* Owner: the host. Lifetime: as the ah_host it came from. */
+typedef struct ah_host_info {
+    /* sizeof(ah_host_info) as compiled by the host. */
+    uint32_t size;
+    /* The host's name and version, e.g. "analytics-host" and "0.3.0" (NUL-terminated, static:
+     * valid until the process exits). */
+    const char *AH_NONNULL name;
+    const char *AH_NONNULL version;
+    /* 1 when a line written through ah_host.log at `level` (AH_LOG_*) would be kept, 0 when it
+     * would be thrown away: skip formatting what nobody will read. The answer may change while
+     * the host runs (ask again, it is cheap). [any thread] */
+    int32_t (*AH_NONNULL log_enabled)(void *AH_NULLABLE ctx, int32_t level);
+} ah_host_info;
+
+/* ---------------------------------------------------------------------------------------------
+ * Library capability: hearing that it misbehaves (ABI 1.3, AH_EXT_NOTICES)
+ * ------------------------------------------------------------------------------------------- */
+
+/* The host refuses or gives up on some of a library's doings without a return value to say so
+ * (a completion it ignored, pending calls it abandoned). A library that offers this table hears
+ * about each, so that it can log, fix its state or slow down. The host reports them either way. */
+#define AH_EXT_NOTICES "analytics-host.notices/1"
+
+/* Kinds of notice. A library must ignore kinds it does not know. */
+/* Pending calls passed the hook timeout (or the instance ended first) and were abandoned. */
+#define AH_NOTICE_ABANDONED 1
+/* A call of the library was refused and did nothing (a completion twice, or with a void or
+ * unknown token). */
+#define AH_NOTICE_REFUSED 2
+
+/* Owner: the library (static). Lifetime: until the process exits. */
+typedef struct ah_notices {
+    /* sizeof(ah_notices) as compiled by the library. */
+    uint32_t size;
+    /* One notice: `kind` is an AH_NOTICE_* value, `text` (`text_len` bytes, borrowed for the
+     * call, not NUL-terminated) says what happened in words. Must not block.
+     * [serialized] with every other hook of the instance, on the same thread; never after
+     * `destroy`. */
+    void (*AH_NULLABLE notice)(ah_instance *AH_NONNULL self, int32_t kind, const char *AH_NONNULL text,
+                               size_t text_len);
+} ah_notices;
 
 /* ---------------------------------------------------------------------------------------------
  * Host capability: signals (ABI 1.2, AH_EXT_SIGNALS)

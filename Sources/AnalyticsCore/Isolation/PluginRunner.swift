@@ -155,6 +155,8 @@ public enum PluginRunner {
         var parked: [UInt64: RunnerParkedEvent] = [:]
         var currentAttempt = 1
         var hookTimeout = 10.0
+        /// The least AH_LOG_* level the host keeps (from `start`), for `log_enabled`.
+        var logThreshold: Int32 = 0
 
         init(library: NativeLibrary, out: Output) {
             self.library = library
@@ -241,6 +243,8 @@ public enum PluginRunner {
                     }
                 }))
             services.key = library.key
+            let least = logThreshold
+            services.logEnabled = { $0.rawValue >= least }
             if let relay = signals.withLock({ $0 }) {
                 let hub = relay.hub
                 services.signals = { hub }
@@ -272,6 +276,7 @@ public enum PluginRunner {
                                                 maxDelay: retry["maxDelay"]?.doubleValue ?? 2)
             }
             if let timeout = start["hookTimeout"]?.doubleValue { hookTimeout = timeout }
+            if let least = start["logThreshold"]?.intValue { logThreshold = Int32(least) }
             let table = HostServicesTable(services(options: start["options"]?.objectValue ?? [:],
                                                    storageDirectory: start["storageDirectory"]?.stringValue))
             table.pendingCalls.onArrival { [weak self] in self?.postSettle() }

@@ -130,6 +130,8 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
             start["signals"] = ["maximumBufferSize": .number(Double(signals.currentConfiguration.maximumBufferSize))]
         }
         start["hookTimeout"] = .number(JSONNumber(analytics.configuration.hookTimeout))
+        let keeps = NativeLogLevel.threshold(of: analytics.configuration)
+        start["logThreshold"] = .number(JSONNumber(Int(([NativeLogLevel.debug, .info, .warn, .error].first(where: keeps) ?? .error).rawValue)))
         start["retry"] = ["maxAttempts": .number(Double(retryPolicy.maxAttempts)), "initialDelay": .number(retryPolicy.initialDelay),
                           "maxDelay": .number(retryPolicy.maxDelay)]
         startPayload = JSON.object(start).serializedBytes()

@@ -14,6 +14,7 @@ enum HostExtensions {
         case AH_EXT_HTTP: return services.http == nil ? nil : UnsafeRawPointer(http)
         case AH_EXT_HTTP_REQUESTS: return services.http == nil ? nil : UnsafeRawPointer(httpRequests)
         case AH_EXT_FINISH_LATER: return UnsafeRawPointer(finishLater)
+        case AH_EXT_HOST_INFO: return UnsafeRawPointer(hostInfo)
         default: return nil
         }
     }

@@ -44,6 +44,7 @@ extension HostServices {
             http: .shared)
         services.signals = { weak.value?.signals }
         services.key = key
+        services.logEnabled = NativeLogLevel.threshold(of: analytics.configuration)
         return services
     }
 }

@@ -20,12 +20,14 @@ public struct NativeHooks: OptionSet, Sendable, Hashable, CustomStringConvertibl
     public static let application = NativeHooks(rawValue: 1 << 10)
     /// `events` of the `AH_EXT_BATCH` table (ABI 1.3).
     public static let batch = NativeHooks(rawValue: 1 << 11)
+    /// `notice` of the `AH_EXT_NOTICES` table (ABI 1.3).
+    public static let notice = NativeHooks(rawValue: 1 << 12)
 
     /// In header order, with the names used in `include/analytics_plugin.h`.
     public static let named: [(NativeHooks, String)] = [
         (.identify, "identify"), (.track, "track"), (.screen, "screen"), (.group, "group"),
         (.alias, "alias"), (.reset, "reset"), (.flush, "flush"), (.update, "update"),
-        (.destroy, "destroy"), (.lifecycle, "lifecycle"), (.application, "application_event"), (.batch, "events"),
+        (.destroy, "destroy"), (.lifecycle, "lifecycle"), (.application, "application_event"), (.batch, "events"), (.notice, "notice"),
     ]
 
     /// The implemented hooks' names, in header order.

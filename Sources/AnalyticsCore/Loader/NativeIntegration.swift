@@ -129,6 +129,12 @@ public final class NativeIntegration: @unchecked Sendable {
         services.revoke()
     }
 
+    /// Tells the library (`AH_EXT_NOTICES`) what of its doings the host refused or abandoned.
+    func notice(_ kind: Int32, _ text: String) {
+        guard let table = library.notices, let instance = live else { return }
+        table.tell(instance, kind, text)
+    }
+
     /// Whether the library takes many events per call (`AH_EXT_BATCH`), and how many at most.
     var batchSize: Int? { library.batch?.maxEvents }
 

@@ -15,6 +15,8 @@ public final class NativeLibrary: @unchecked Sendable {
     let application: NativeApplicationTable?
     /// The library's `AH_EXT_BATCH` table (ABI 1.3), if it offers one.
     let batch: NativeBatchTable?
+    /// The library's `AH_EXT_NOTICES` table (ABI 1.3), if it offers one.
+    let notices: NativeNoticesTable?
     /// `create` of one library is never called concurrently (header rule).
     private let createLock = Locked(())
 
@@ -23,7 +25,9 @@ public final class NativeLibrary: @unchecked Sendable {
     ) -> OpaquePointer?
 
     init(info: NativeLibraryInfo, library: DynamicLibrary, create: CreateFunction, hooks: ah_hooks,
-         application: NativeApplicationTable? = nil, batch: NativeBatchTable? = nil) {
+         application: NativeApplicationTable? = nil, batch: NativeBatchTable? = nil,
+         notices: NativeNoticesTable? = nil) {
+        self.notices = notices
         self.info = info
         self.application = application
         self.batch = batch

@@ -13,7 +13,7 @@ final class FixtureLibraryClient: Sendable {
     private let directory: String
 
     init(fixture: String, key: String, settings: JSONObject, mode: IsolationMode = .inProcess, hookTimeout: Double = 10,
-         defines: [String] = []) throws {
+         defines: [String] = [], logThreshold: LogLevel? = nil) throws {
         self.key = key
         directory = try FixtureBuilder.makeDirectory()
         let file = try FixtureBuilder.library(fixture, in: directory, defines: defines)
@@ -32,6 +32,7 @@ final class FixtureLibraryClient: Sendable {
         configuration.defaultSettings = Settings(["integrations": [key: .object(settings)]])
         configuration.integrationFactories = [factory]
         configuration.hookTimeout = hookTimeout
+        configuration.logThreshold = logThreshold
         configuration.errorHandler = errors.handler
         let logs = self.logs
         configuration.logHandler = { _, message in logs.withLock { $0.append(message) } }
@@ -122,6 +123,8 @@ final class FixtureLibraryClient: Sendable {
         // The library completed its last token from destroy: refused, and said why in the log.
         #expect(c.lines.contains("complete after destroy=2"))
         #expect(c.lines.contains { $0.contains("after its instance ended; ignored") })
+        // The library heard of the abandonment (AH_EXT_NOTICES) before destroy.
+        #expect(c.lines.contains { $0.hasPrefix("notice kind=1 text=") && $0.contains("answered pending, then no answer") })
     }
 
     @Test func pendingIsBoundedPerInstanceLikeAFullQueue() throws {
@@ -148,7 +151,9 @@ final class FixtureLibraryClient: Sendable {
         #expect(c.analytics.flush())
         _ = c.analytics.shutdown()
         #expect(c.lines.filter { $0 == "complete again=2" }.count == 2)
-        #expect(c.lines.filter { $0.contains("which is not pending (completed twice") }.count == 1)
+        #expect(c.lines.filter { !$0.hasPrefix("notice ") && $0.contains("which is not pending (completed twice") }.count == 1)
+        // And the library was told of each refusal (AH_EXT_NOTICES), on its own hook thread.
+        #expect(c.lines.filter { $0.hasPrefix("notice kind=2 text=completed token ") }.count == 2)
         #expect(c.stats?.delivered == 2)
     }
 
@@ -160,5 +165,17 @@ final class FixtureLibraryClient: Sendable {
         _ = c.analytics.shutdown()
         #expect(c.stats?.failed == 1)
         #expect(c.errors.messages.contains { $0.contains("track answered AH_PENDING without taking a completion token") })
+    }
+
+    @Test(arguments: [IsolationMode.inProcess, .process])
+    func theHostSaysWhoItIsAndWhichLogLevelsItKeeps(mode: IsolationMode) throws {
+        let quiet = try FixtureLibraryClient(fixture: "batcher", key: "Batcher", settings: ["url": "http://127.0.0.1:9/x"], mode: mode,
+                                             logThreshold: .warning)
+        _ = quiet.analytics.shutdown()
+        #expect(quiet.lines.contains("host=analytics-host \(HostVersion.string) debug=0 error=1"))
+        let chatty = try FixtureLibraryClient(fixture: "batcher", key: "Batcher", settings: ["url": "http://127.0.0.1:9/x"], mode: mode,
+                                              logThreshold: .debug)
+        _ = chatty.analytics.shutdown()
+        #expect(chatty.lines.contains("host=analytics-host \(HostVersion.string) debug=1 error=1"))
     }
 }

@@ -56,6 +56,9 @@ extension PluginRunner.Server {
         guard let pending = table?.pendingCalls else { return }
         let late = pending.expire()
         if !late.isEmpty { abandon(late, reason: "no answer within \(hookTimeout) s") }
+        if let instance, let notices = library.notices {
+            for refusal in pending.takeRefusals() { notices.tell(instance, Int32(AH_NOTICE_REFUSED), refusal) }
+        }
         var retries: [RunnerParkedEvent] = []
         for (token, result) in pending.drain() {
             guard let p = parked.removeValue(forKey: token) else { continue }
@@ -133,11 +136,13 @@ extension PluginRunner.Server {
         }
         guard !names.isEmpty else { return }
         let what = names.count == 1 ? "1 call (\(names[0]))" : "\(names.count) calls (\(Set(names).sorted().joined(separator: ", ")))"
+        let text = "\(what) answered pending, then \(reason); abandoned (counted as abandoned)"
         out.frame(.settled) { w in
             w.u8(IsolationWire.settledAbandoned)
             w.u32(UInt32(names.count))
-            w.text("\(what) answered pending, then \(reason); abandoned (counted as abandoned)")
+            w.text(text)
         }
+        if let instance, let notices = library.notices { notices.tell(instance, Int32(AH_NOTICE_ABANDONED), text) }
     }
 
     private func settled(failed report: String) {
