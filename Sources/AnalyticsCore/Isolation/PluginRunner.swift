@@ -353,8 +353,9 @@ public enum PluginRunner {
                 if !parked.isEmpty {
                     settleParked(beat: beat)
                     if op?.isEvent == true { waitForPendingRoom(beat: beat) }
-                    if op == .destroy { endParked(beat: beat) }
                 }
+                // Before destroy: the last answers, abandonments and notices.
+                if op == .destroy, table?.pendingCalls.isUsed == true { endParked(beat: beat) }
                 currentAttempt = 1
                 let batched = gathered.removeValue(forKey: index)
                 var (status, message) = batched ?? payload.withUnsafeBufferPointer { all -> (ah_status, String) in
@@ -381,13 +382,13 @@ public enum PluginRunner {
                 // A flush ends when what the library holds has its answer, as in-process.
                 if op == .flush, !parked.isEmpty { settlePending(until: monotonicSeconds() + hookTimeout * 0.8, beat: beat) }
                 let code = status == ah_status(AH_OK) ? IsolationWire.ok
-                    : status == ah_status(AH_PENDING) ? IsolationWire.pending
+                    : status == Self.parkedStatus ? IsolationWire.pending
                     : status == ah_status(AH_ERR_RETRYABLE) ? IsolationWire.retryable : IsolationWire.permanent
                 if let progress, index < ProgressPage.maxItems {
                     UnsafeMutableRawPointer(progress).storeBytes(of: code, toByteOffset: 16 + index, as: UInt8.self)
                 }
                 results.u8(code)
-                if status == ah_status(AH_OK) || status == ah_status(AH_PENDING) { results.u32(0) } else {
+                if status == ah_status(AH_OK) || status == Self.parkedStatus { results.u32(0) } else {
                     let text = status == ah_status(AH_OK) || status == ah_status(AH_ERR_RETRYABLE) || status == ah_status(AH_ERR_PERMANENT)
                         ? message : "returned unknown status \(status)" + (message.isEmpty ? "" : ": \(message)")
                     results.text(text)

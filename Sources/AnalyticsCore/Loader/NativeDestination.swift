@@ -133,6 +133,7 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
             _ = perform("flush", countsAsEvent: false) { integration.flush() }
         }
         deliverRun()
+        if integration.pendingCalls.isUsed { settleArrived() }
         if !parked.isEmpty {
             step.withLock { $0 = "waiting for calls that finish later" }
             settlePending(until: monotonicSeconds() + pendingWaitBudget)

@@ -149,8 +149,9 @@ final class FixtureLibraryClient: Sendable {
         let c = try FixtureLibraryClient(fixture: "batcher", key: "Batcher", settings: ["url": .string(server.baseURL + "/b"), "batch": 2, "mode": "twice"], mode: mode)
         c.track(2)
         #expect(c.analytics.flush())
+        // The second completions follow the first ones on the upload's thread.
+        #expect(eventually { c.lines.filter { $0 == "complete again=2" }.count == 2 })
         _ = c.analytics.shutdown()
-        #expect(c.lines.filter { $0 == "complete again=2" }.count == 2)
         #expect(c.lines.filter { !$0.hasPrefix("notice ") && $0.contains("which is not pending (completed twice") }.count == 1)
         // And the library was told of each refusal (AH_EXT_NOTICES), on its own hook thread.
         #expect(c.lines.filter { $0.hasPrefix("notice kind=2 text=completed token ") }.count == 2)

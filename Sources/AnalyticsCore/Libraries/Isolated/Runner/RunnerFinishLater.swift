@@ -17,6 +17,9 @@ struct RunnerParkedEvent {
 /// outcomes that are not OK (`settled` frames: failed, or abandoned).
 extension PluginRunner.Server {
     static let settleMarker: UInt8 = 0
+    /// What `call` answers for an event it parked: not a status any library can return (a
+    /// library that took no token and answers 3 gets "unknown status", as in-process).
+    static let parkedStatus = ah_status(Int32.min)
 
     /// Wakes the main thread to act on answers when no batch runs.
     func postSettle() {
@@ -38,7 +41,7 @@ extension PluginRunner.Server {
             pending.park(token, timeout: hookTimeout)
             parked[token] = RunnerParkedEvent(op: op, bytes: [UInt8](UnsafeRawBufferPointer(start: text, count: length)), attempt: currentAttempt)
             pending.scheduleExpiryWake()
-            return (status, "")
+            return (Self.parkedStatus, "")
         }
         if token != 0, pending.void(token) {
             out.frame(.call) { w in
@@ -86,7 +89,7 @@ extension PluginRunner.Server {
                 bytes.withMemoryRebound(to: CChar.self) { call(p.op, $0.baseAddress!, $0.count) }
             }
             switch status {
-            case ah_status(AH_OK), ah_status(AH_PENDING): return
+            case ah_status(AH_OK), Self.parkedStatus: return
             case ah_status(AH_ERR_RETRYABLE) where attempt < retryPolicy.maxAttempts:
                 beat()
                 Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
