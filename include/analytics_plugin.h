@@ -36,27 +36,7 @@
  *     `size` (see AH_HAS_FIELD); a field outside `size` counts as NULL / zero.
  *   - Optional hooks may be NULL: the host then treats the call as a successful no-op.
  *
- * Minor version history (major 1):
- *   1.0  entry function, ah_integration, ah_hooks (event hooks, reset, flush, update, destroy),
- *        ah_host (log, send_event, user_id, anonymous_id).
- *   1.1  ah_hooks.lifecycle (AH_LIFECYCLE_STARTED / AH_LIFECYCLE_STOPPING).
- *        A 1.0 library simply has a shorter ah_hooks; the host never calls `lifecycle` on it.
- *   1.2  Capability tables looked up by a versioned string id, in both directions:
- *        ah_integration.get_extension (what a library offers, e.g. AH_EXT_ROLE) and
- *        ah_host.get_extension (what the host offers: AH_EXT_TIMELINE, AH_EXT_CLIENT,
- *        AH_EXT_HTTP, AH_EXT_SIGNALS). The core structs grow by these two pointers only;
- *        everything new is a table behind an id, and a table's id carries its own generation
- *        ("…/1").
- *        A 1.0/1.1 library has no get_extension: it is a destination, exactly as before.
- *        Library tables added since, each behind its own id (no core struct changed):
- *        AH_EXT_APPLICATION (application events: launch, background, terminate, push, openURL).
- *   1.3  Host tables: AH_EXT_HTTP_REQUESTS (POST/PUT/... with headers and a body, gzip on
- *        request, answered later through a callback), AH_EXT_FINISH_LATER (an event hook
- *        answers AH_PENDING and completes later with a token). Library table: AH_EXT_BATCH
- *        (many events per call, a status per event or one for all), AH_EXT_NOTICES (the host
- *        tells a library what of its doings it refused or abandoned). Host table
- *        AH_EXT_HOST_INFO (name, version, log_enabled). No core struct changed; a 1.0-1.2
- *        library loads and behaves as before. docs/c-abi.md tells the whole story.
+ * Minor version history (what each 1.x added): docs/c-abi.md in the analytics-host repository.
  */
 #ifndef ANALYTICS_PLUGIN_H
 #define ANALYTICS_PLUGIN_H
@@ -227,7 +207,7 @@ typedef struct ah_host {
     const void *AH_NULLABLE (*AH_NONNULL get_extension)(void *AH_NULLABLE ctx,
                                                         const char *AH_NONNULL id);
 
-    /* New fields are appended here (see the minor version history). */
+    /* New fields are appended here (and listed in docs/c-abi.md). */
 } ah_host;
 
 /* ---------------------------------------------------------------------------------------------
@@ -298,7 +278,7 @@ typedef struct ah_hooks {
     ah_status (*AH_NULLABLE lifecycle)(ah_instance *AH_NONNULL self, int32_t phase,
                                        char *AH_NONNULL err, size_t err_cap);
 
-    /* New hooks are appended here (see the minor version history). */
+    /* New hooks are appended here (and listed in docs/c-abi.md). */
 } ah_hooks;
 
 /* ---------------------------------------------------------------------------------------------
@@ -358,7 +338,7 @@ typedef struct ah_integration {
      * [any thread] Cheap and free of side effects: the host may call it just to list libraries. */
     const void *AH_NULLABLE (*AH_NULLABLE get_extension)(const char *AH_NONNULL id);
 
-    /* New fields are appended here (see the minor version history). */
+    /* New fields are appended here (and listed in docs/c-abi.md). */
 } ah_integration;
 
 /* ---------------------------------------------------------------------------------------------
