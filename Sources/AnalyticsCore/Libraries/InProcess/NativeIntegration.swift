@@ -135,6 +135,13 @@ public final class NativeIntegration: @unchecked Sendable {
         table.tell(instance, kind, text)
     }
 
+    /// The live instance and the error buffer, for a caller that makes its own call (the validator).
+    func withRawInstance(_ body: (OpaquePointer, ErrorBuffer) -> NativeHookResult) -> NativeHookResult {
+        guard let instance = live else { return .ok }
+        errorBuffer.clear()
+        return body(instance, errorBuffer)
+    }
+
     /// Whether the library takes many events per call (`AH_EXT_BATCH`), and how many at most.
     var batchSize: Int? { library.batch?.maxEvents }
 
