@@ -4,7 +4,7 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: build test tsan run bench fuzz plugins swift-plugins live-plugins abi-check clean install install-build install-files uninstall
+.PHONY: build test validate tsan run bench fuzz plugins swift-plugins live-plugins abi-check clean install install-build install-files uninstall
 
 build:
 	$(SWIFT) build
@@ -115,6 +115,15 @@ $(PLUGINS_DIR)/libconsole.so: Plugins/Console/console.c include/analytics_plugin
 $(PLUGINS_DIR)/libredact.so: Plugins/Redact/redact.c include/analytics_plugin.h
 	@mkdir -p $(PLUGINS_DIR)
 	$(CC) -std=c99 -shared -fPIC -O2 -I include -o $@ Plugins/Redact/redact.c
+
+# Every example library of Plugins/ through `analytics-host validate` (each check in a runner
+# process); File needs settings to create an instance.
+validate: build plugins
+	@set -e; for lib in $(PLUGINS_DIR)/*.so; do \
+		echo "--- validate $$lib"; \
+		case $$lib in *libfile.so) settings='{"path":"$(abspath $(BUILD_DIR))/validate-file.ndjson"}';; *) settings='{}';; esac; \
+		.build/debug/analytics-host validate $$lib --settings "$$settings"; \
+	done
 
 # The ABI header must stay plain C99 and valid C++ (it is compiled by both kinds of plugins).
 abi-check:

@@ -75,7 +75,7 @@ extern "C" {
 /* The ABI this header describes. A version crosses as one uint32_t: major in the high 16 bits,
  * minor in the low 16 bits. */
 #define AH_ABI_MAJOR 1
-#define AH_ABI_MINOR 2
+#define AH_ABI_MINOR 3
 #define AH_ABI_VERSION ((AH_ABI_MAJOR << 16) | AH_ABI_MINOR)
 #define AH_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
 #define AH_ABI_VERSION_MINOR(v) ((uint32_t)(v) & 0xFFFFu)
@@ -93,8 +93,8 @@ extern "C" {
  * Status codes and constants
  * ------------------------------------------------------------------------------------------- */
 
-/* Result of every fallible call. Any value other than these three is treated as
- * AH_ERR_PERMANENT by the host. */
+/* Result of every fallible call. Any value other than these three (and AH_PENDING where a hook
+ * may finish later) is treated as AH_ERR_PERMANENT by the host. */
 typedef int32_t ah_status;
 /* Done. */
 #define AH_OK 0
@@ -104,6 +104,12 @@ typedef int32_t ah_status;
 /* Failed for a reason that will not go away (bad input, bad configuration): the host reports it
  * and does not retry. */
 #define AH_ERR_PERMANENT 2
+
+/* (1.3) The event hook took a completion token (AH_EXT_FINISH_LATER) and will finish the call
+ * later through `complete`. Only a host that offers AH_EXT_FINISH_LATER gives tokens, so only such
+ * a host ever sees this value; answering it without having taken a token during the call is a
+ * permanent failure. */
+#define AH_PENDING 3
 
 /* The smallest `err_cap` the host ever passes (error texts longer than this are truncated). */
 #define AH_ERROR_CAPACITY_MIN 256
@@ -423,6 +429,45 @@ typedef struct ah_application {
 } ah_application;
 
 /* ---------------------------------------------------------------------------------------------
+ * Library capability: many events per call (ABI 1.3, AH_EXT_BATCH)
+ * ------------------------------------------------------------------------------------------- */
+
+/* A destination that prefers whole runs of events to one call per event offers this table. The
+ * host then hands it the events that are ready, in order and of any type, in calls of at most
+ * `max_events`, instead of calling identify/track/screen/group/alias (those hooks may then be
+ * NULL). Other hooks (update, reset, flush, lifecycle, ...) still arrive between runs, in order:
+ * the host never holds events back across them. In process mode a run is (part of) one of the
+ * runner's batches. */
+#define AH_EXT_BATCH "analytics-host.batch/1"
+
+/* One borrowed event: a complete JSON object (compact, no raw newlines), `json_len` bytes, NOT
+ * NUL-terminated. Its "type" member says what it is ("track", "identify", "screen", "page",
+ * "group", "alias"). Owner: the host; valid for the `events` call only. */
+typedef struct ah_event_ref {
+    const char *AH_NONNULL json;
+    size_t json_len;
+} ah_event_ref;
+
+/* Owner: the library (static). Lifetime: until the process exits. */
+typedef struct ah_batch {
+    /* sizeof(ah_batch) as compiled by the library. */
+    uint32_t size;
+    /* Most events the library wants per call (0: the host's choice, at most 1000). */
+    uint32_t max_events;
+    /* `count` (>= 1) events in order. `statuses` is a host-owned array of `count` entries, each
+     * AH_OK on entry: set an entry to AH_ERR_RETRYABLE or AH_ERR_PERMANENT for an event that
+     * failed (the reason, shared by the failures of the call, goes into `err`) and return AH_OK.
+     * Any other return value is the answer for every event of the call (statuses are then not
+     * read). The host retries the retryable events (again in order, with backoff) and reports
+     * and counts the others, as for the single-event hooks. A batch call does not finish later
+     * (AH_PENDING is read as AH_ERR_PERMANENT here).
+     * [serialized] with every other hook of the instance, on the same thread. */
+    ah_status (*AH_NULLABLE events)(ah_instance *AH_NONNULL self, const ah_event_ref *AH_NONNULL events,
+                                    size_t count, ah_status *AH_NONNULL statuses, char *AH_NONNULL err,
+                                    size_t err_cap);
+} ah_batch;
+
+/* ---------------------------------------------------------------------------------------------
  * Host capability: timeline plugins (ABI 1.2, AH_EXT_TIMELINE)
  * ------------------------------------------------------------------------------------------- */
 
@@ -656,6 +701,194 @@ typedef struct ah_host_http {
                                 int32_t *AH_NONNULL status_code, char *AH_NULLABLE err,
                                 size_t err_cap);
 } ah_host_http;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: HTTP requests that finish later (ABI 1.3, AH_EXT_HTTP_REQUESTS)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Uploads through the host's HTTP client (https, the host's proxy settings and timeouts), so a
+ * library that batches and uploads carries no HTTP or TLS stack of its own. Unlike the blocking
+ * AH_EXT_HTTP GET, a request here is started and returns at once; its answer arrives later, once,
+ * through a callback on a host thread. In process mode the runner forwards the request to the
+ * host, which makes it: the library cannot tell the difference. */
+#define AH_EXT_HTTP_REQUESTS "analytics-host.http/2"
+
+/* ah_http_request.flags */
+/* The host gzips the body and adds `Content-Encoding: gzip` (do not set that header yourself). */
+#define AH_HTTP_GZIP 0x1u
+
+/* One header: name and value as (pointer, length) views. Owner: whoever made the struct that
+ * points to it; lifetime: as that struct's. */
+typedef struct ah_http_header {
+    const char *AH_NULLABLE name;
+    size_t name_len;
+    const char *AH_NULLABLE value;
+    size_t value_len;
+} ah_http_header;
+
+/* A request to start. Owner: the library; borrowed for the `start` call only: the host copies
+ * the method, URL, headers and body before `start` returns, so all of it may live on the stack. */
+typedef struct ah_http_request {
+    /* sizeof(ah_http_request) as compiled by the library. */
+    uint32_t size;
+    /* AH_HTTP_GZIP or 0. */
+    uint32_t flags;
+    /* "POST", "PUT", "GET", ... (NULL or empty: "POST"). */
+    const char *AH_NULLABLE method;
+    size_t method_len;
+    /* An http or https URL. */
+    const char *AH_NULLABLE url;
+    size_t url_len;
+    /* `header_count` request headers (e.g. Content-Type, Authorization); NULL when none. */
+    const ah_http_header *AH_NULLABLE headers;
+    size_t header_count;
+    /* The body, `body_len` bytes (NULL when none). */
+    const char *AH_NULLABLE body;
+    size_t body_len;
+    /* The whole exchange must end within this (0: the host's default, 15 s; the host's client
+     * counts whole seconds, rounded up). */
+    uint32_t timeout_ms;
+} ah_http_request;
+
+/* The answer to one request. Owner: the host; borrowed for the `done` call only (copy what you
+ * keep, e.g. the Retry-After value). */
+typedef struct ah_http_response {
+    /* sizeof(ah_http_response) as compiled by the host. */
+    uint32_t size;
+    /* AH_OK: the server answered (any status, e.g. 200, 429 or 503). AH_ERR_RETRYABLE: no
+     * answer (network error, timeout, or the request was cancelled because the instance is
+     * ending); `error` says which. AH_ERR_PERMANENT: the host could not send it at all. */
+    ah_status outcome;
+    /* The HTTP status, or 0 without an answer. */
+    int32_t status_code;
+    /* The response headers, names in lower case (e.g. "retry-after"); NULL when none. */
+    const ah_http_header *AH_NULLABLE headers;
+    size_t header_count;
+    /* The response body (already decompressed), `body_len` bytes. */
+    const char *AH_NULLABLE body;
+    size_t body_len;
+    /* Why there is no answer (empty with AH_OK), `error_len` bytes, not NUL-terminated. */
+    const char *AH_NULLABLE error;
+    size_t error_len;
+} ah_http_response;
+
+/* Receives the answer to one request: called exactly once per request that `start` accepted, on
+ * a host thread (never from inside `start`, never concurrently with itself for one request;
+ * different requests may complete concurrently), at the latest before the instance's `destroy`
+ * is called: requests still running then complete with AH_ERR_RETRYABLE "cancelled" first.
+ * `user` is the value given to `start`. It may start another request. */
+typedef void (*ah_http_done_fn)(void *AH_NULLABLE user, uint64_t request_id,
+                                const ah_http_response *AH_NONNULL response);
+
+/* Owner: the host. Lifetime: as the ah_host it came from. Every function is [any thread]. */
+typedef struct ah_host_http_requests {
+    /* sizeof(ah_host_http_requests) as compiled by the host. */
+    uint32_t size;
+    /* How many requests one instance may have running at once (the bound `start` enforces). */
+    uint32_t max_in_flight;
+    /* Starts `request` and returns at once. AH_OK: started; its id (never 0) is in `*out_id`
+     * (may be NULL) and `done` will be called exactly once. AH_ERR_RETRYABLE: not started,
+     * because `max_in_flight` requests of this instance are running (start it again from a
+     * `done`) or the host is stopping. AH_ERR_PERMANENT: not started, the request is malformed
+     * (not an http(s) URL, `size` too small, ...). Without AH_OK the reason is in `err`
+     * (caller-owned, `err_cap` bytes) and `done` is never called. */
+    ah_status (*AH_NONNULL start)(void *AH_NULLABLE ctx, const ah_http_request *AH_NONNULL request,
+                                  ah_http_done_fn AH_NONNULL done, void *AH_NULLABLE user,
+                                  uint64_t *AH_NULLABLE out_id, char *AH_NULLABLE err, size_t err_cap);
+} ah_host_http_requests;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: finishing an event later (ABI 1.3, AH_EXT_FINISH_LATER)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Lets an event hook (identify, track, screen, group, alias) answer "pending" and give its real
+ * answer later, from any thread, e.g. once the vendor acknowledged the upload that held the
+ * event. The host goes on calling the next hooks meanwhile, so a library can gather many events
+ * into one upload without answering AH_OK for events it still only holds in memory.
+ *
+ * The protocol, for one call:
+ *   inside the hook:  token = fl->token(ctx); keep it with the event; return AH_PENDING;
+ *   later, any thread: fl->complete(ctx, token, AH_OK or AH_ERR_*, reason, reason_len);
+ * The host then treats the answer exactly as if the hook had returned it: AH_OK is delivered,
+ * AH_ERR_RETRYABLE is called again later (the same event, with backoff, retried events in the
+ * order they first arrived), AH_ERR_PERMANENT is reported and counted.
+ *
+ * Bounds: at most `max_pending` calls of one instance are pending; the host waits for a
+ * completion before it calls the next event hook (its queue fills meanwhile, as behind a slow
+ * hook). A call pending for longer than the host's hook timeout is abandoned, counted and
+ * reported as a hung hook would be. A flush waits (within that timeout) for every pending call
+ * of the instance; before `destroy` the host waits for them likewise, then abandons the rest. */
+#define AH_EXT_FINISH_LATER "analytics-host.finish-later/1"
+
+/* Owner: the host. Lifetime: as the ah_host it came from. */
+typedef struct ah_host_finish_later {
+    /* sizeof(ah_host_finish_later) as compiled by the host. */
+    uint32_t size;
+    /* How many calls of one instance may be pending at once. */
+    uint32_t max_pending;
+    /* The completion token of the event hook in progress (never 0; the same value if asked twice
+     * in one call), or 0 when no event hook of this instance is running on the calling thread's
+     * behalf. A token taken by a hook that then returns anything but AH_PENDING is void.
+     * [serialized] Call it only from inside an event hook. */
+    uint64_t (*AH_NONNULL token)(void *AH_NULLABLE ctx);
+    /* Gives the answer of the pending call `token`: `status` AH_OK, AH_ERR_RETRYABLE or
+     * AH_ERR_PERMANENT, with `reason` (`reason_len` bytes, borrowed for the call; may be NULL
+     * with AH_OK). Exactly once per token. Returns AH_OK when taken; AH_ERR_PERMANENT, doing
+     * nothing but a report (logged with the library's key), for a token that is unknown, void,
+     * already completed, abandoned after the timeout, or whose instance was destroyed.
+     * [any thread], including from inside the hook that took the token, and from a `done` of
+     * AH_EXT_HTTP_REQUESTS. Never blocks on the instance's hooks. */
+    ah_status (*AH_NONNULL complete)(void *AH_NULLABLE ctx, uint64_t token, ah_status status,
+                                     const char *AH_NULLABLE reason, size_t reason_len);
+} ah_host_finish_later;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: who the host is and what it logs (ABI 1.3, AH_EXT_HOST_INFO)
+ * ------------------------------------------------------------------------------------------- */
+
+#define AH_EXT_HOST_INFO "analytics-host.host/1"
+
+/* Owner: the host. Lifetime: as the ah_host it came from. */
+typedef struct ah_host_info {
+    /* sizeof(ah_host_info) as compiled by the host. */
+    uint32_t size;
+    /* The host's name and version, e.g. "analytics-host" and "0.3.0" (NUL-terminated, static:
+     * valid until the process exits). */
+    const char *AH_NONNULL name;
+    const char *AH_NONNULL version;
+    /* 1 when a line written through ah_host.log at `level` (AH_LOG_*) would be kept, 0 when it
+     * would be thrown away: skip formatting what nobody will read. The answer may change while
+     * the host runs (ask again, it is cheap). [any thread] */
+    int32_t (*AH_NONNULL log_enabled)(void *AH_NULLABLE ctx, int32_t level);
+} ah_host_info;
+
+/* ---------------------------------------------------------------------------------------------
+ * Library capability: hearing that it misbehaves (ABI 1.3, AH_EXT_NOTICES)
+ * ------------------------------------------------------------------------------------------- */
+
+/* The host refuses or gives up on some of a library's doings without a return value to say so
+ * (a completion it ignored, pending calls it abandoned). A library that offers this table hears
+ * about each, so that it can log, fix its state or slow down. The host reports them either way. */
+#define AH_EXT_NOTICES "analytics-host.notices/1"
+
+/* Kinds of notice. A library must ignore kinds it does not know. */
+/* Pending calls passed the hook timeout (or the instance ended first) and were abandoned. */
+#define AH_NOTICE_ABANDONED 1
+/* A call of the library was refused and did nothing (a completion twice, or with a void or
+ * unknown token). */
+#define AH_NOTICE_REFUSED 2
+
+/* Owner: the library (static). Lifetime: until the process exits. */
+typedef struct ah_notices {
+    /* sizeof(ah_notices) as compiled by the library. */
+    uint32_t size;
+    /* One notice: `kind` is an AH_NOTICE_* value, `text` (`text_len` bytes, borrowed for the
+     * call, not NUL-terminated) says what happened in words. Must not block.
+     * [serialized] with every other hook of the instance, on the same thread; never after
+     * `destroy`. */
+    void (*AH_NULLABLE notice)(ah_instance *AH_NONNULL self, int32_t kind, const char *AH_NONNULL text,
+                               size_t text_len);
+} ah_notices;
 
 /* ---------------------------------------------------------------------------------------------
  * Host capability: signals (ABI 1.2, AH_EXT_SIGNALS)

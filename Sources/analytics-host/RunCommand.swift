@@ -135,6 +135,7 @@ enum RunCommand {
         config.destinationOverflow = .wait(seconds: .infinity)
         config.segment.whenQueueFull = .waitForRoom
         config.errorHandler = errors.handler
+        config.logThreshold = logLevel
         config.logHandler = { level, message in
             if level >= logLevel { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
         }

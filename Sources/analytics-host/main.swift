@@ -23,6 +23,7 @@ do {
     case "plugins": status = try PluginsCommand.main(arguments)
     case "check-settings": status = try CheckSettingsCommand.main(arguments)
     case "receive": status = try ReceiveCommand.main(arguments)
+    case "validate": status = try ValidateCommand.main(arguments)
     case "--version", "version": print("analytics-host \(HostVersion.string)"); status = 0
     case "-h", "--help", "help": print(usage); status = 0
     default: throw UsageError("unknown command '\(command)'\n\(usage)")

@@ -20,6 +20,10 @@ public struct Configuration: Sendable {
     public var errorHandler: (@Sendable (AnalyticsError) -> Void)?
     /// Receives informational messages (e.g. a settings key that no library provides).
     public var logHandler: (@Sendable (LogLevel, String) -> Void)?
+    /// The least severe level `logHandler` keeps, when it filters (libraries ask, through ABI
+    /// 1.3 `log_enabled`, so they skip formatting lines nobody reads). nil: every level is kept
+    /// by a handler, and warnings and errors without one.
+    public var logThreshold: LogLevel?
     /// Name, version and build of the application, added to each event's `context.app`.
     public var application: ApplicationInfo?
     /// Send "Application Installed" / "Updated" / "Opened" at start, as analytics-swift does on iOS.

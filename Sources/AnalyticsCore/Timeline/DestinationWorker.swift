@@ -23,6 +23,8 @@ final class DestinationWorker: @unchecked Sendable {
         case announceStopping(DispatchGroup)
         /// An application event (`Analytics.application`), in order with the events.
         case application(ApplicationEvent)
+        /// Answers of calls that finished later arrived (`SettlesLater`): act on them now.
+        case settle
 
         var isEvent: Bool { if case .event = self { return true } else { return false } }
         var group: DispatchGroup? {
@@ -297,6 +299,7 @@ final class DestinationWorker: @unchecked Sendable {
         case .flush?: call = "flush"
         case .announceStopping?: call = "lifecycle(stopping)"
         case .application(let event)?: call = "application_event(\(event.name))"
+        case .settle?: call = "retrying calls that finished later"
         case nil: call = abandonable?.stoppingStep ?? "shutdown"
         }
         let count = left.events + extra
@@ -386,6 +389,8 @@ final class DestinationWorker: @unchecked Sendable {
                 i += 1
             }
             if gone { break }
+            // The queue is drained: a destination that gathers events hands them on now.
+            (destination as? DeliversInRuns)?.endOfRun()
             if last {
                 condition.lock()
                 inShutdown = true
@@ -457,6 +462,8 @@ final class DestinationWorker: @unchecked Sendable {
             group.leave()
         case .application(let event):
             (destination as? ApplicationLifecycle)?.application(event)
+        case .settle:
+            (destination as? SettlesLater)?.settle()
         }
         return .control
     }

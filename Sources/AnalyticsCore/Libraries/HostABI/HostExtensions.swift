@@ -13,6 +13,9 @@ enum HostExtensions {
         case AH_EXT_CLIENT: return services.client == nil ? nil : UnsafeRawPointer(client)
         case AH_EXT_HTTP: return services.http == nil ? nil : UnsafeRawPointer(http)
         case AH_EXT_CLIENTS: return services.clients == nil ? nil : UnsafeRawPointer(HostClientsTable.table)
+        case AH_EXT_HTTP_REQUESTS: return services.http == nil ? nil : UnsafeRawPointer(httpRequests)
+        case AH_EXT_FINISH_LATER: return UnsafeRawPointer(finishLater)
+        case AH_EXT_HOST_INFO: return UnsafeRawPointer(hostInfo)
         default: return nil
         }
     }

@@ -78,17 +78,26 @@ extension HostServices {
         }
 
         public var get: @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome
+        /// `AH_EXT_HTTP_REQUESTS` (ABI 1.3): starts a request and returns at once; `answer` is called
+        /// exactly once, later, on another thread.
+        public var send: @Sendable (NativeHTTPRequest, _ answer: @escaping @Sendable (NativeHTTPAnswer) -> Void) -> Void
         /// The same GET with the body handed to `receive` as it arrives (on the calling thread),
         /// cancelled when `receive` returns false: `.response` then carries the pieces taken so far
         /// and `stopped` is true. Nil: `get` serves, the whole body at once.
         public var stream: (@Sendable (_ url: String, _ timeoutSeconds: Double, _ receive: ([UInt8]) -> Bool)
                               -> (outcome: Outcome, stopped: Bool))?
 
-        public init(get: @escaping @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome) { self.get = get }
+        public init(get: @escaping @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome,
+                    send: @escaping @Sendable (NativeHTTPRequest, _ answer: @escaping @Sendable (NativeHTTPAnswer) -> Void) -> Void = { _, answer in
+                        DispatchQueue.global().async { answer(.refused("this host sends no HTTP requests")) }
+                    }) {
+            self.get = get
+            self.send = send
+        }
 
         /// GETs through `client` (URLSession: https, redirects followed). Only http and https URLs.
         public static func using(_ client: HTTPClient) -> HostServices.HTTP {
-            HostServices.HTTP { text, timeout in
+            HostServices.HTTP(get: { text, timeout in
                 guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                       let host = url.host, !host.isEmpty else {
                     return .malformedURL("\"\(text)\" is not an http or https URL")
@@ -97,7 +106,7 @@ extension HostServices {
                 case .success(let response): return .response(status: response.status, body: response.body)
                 case .failure(let error): return .failed(error.description)
                 }
-            }
+            }, send: sending(through: client))
         }
 
         /// Streaming GETs (``StreamingGet``: the body as it arrives; redirects never leave https,
@@ -122,8 +131,12 @@ extension HostServices {
                 return outcome
             }
             service.stream = stream
+            service.send = sending(through: uploads)
             return service
         }
+
+        /// The client behind every library's `AH_EXT_HTTP_REQUESTS` uploads (connections are reused).
+        private static let uploads = HTTPClient()
 
         /// One service for every library of the process.
         static let shared = HostServices.HTTP.streaming()

@@ -18,6 +18,8 @@ package struct HostServices: Sendable {
     var signalsRelay: (any SignalsRelay)?
     /// The library's key, for names in reports.
     public var key = ""
+    /// Whether a log line at this level would be kept (ABI 1.3 `log_enabled`).
+    public var logEnabled: @Sendable (NativeLogLevel) -> Bool = { _ in true }
 
     // ABI 1.2 capability tables (`ah_host.get_extension`); nil: the id answers NULL.
     /// `AH_EXT_TIMELINE`: where the instance's timeline plugins go.
@@ -89,6 +91,7 @@ extension HostServices {
         services.clients = .forwarding(to: analytics)
         services.signals = { weak.value?.signals }
         services.key = key
+        services.logEnabled = NativeLogLevel.threshold(of: analytics.configuration)
         return services
     }
 

@@ -9,7 +9,7 @@ import Foundation
 /// serialization rule asks for. The library hears `started` before its first call there, and
 /// `stopping`, `flush`, `destroy` when the worker shuts down.
 package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination,
-    WholeSettingsDestination, EventTypeSelective, @unchecked Sendable {
+    WholeSettingsDestination, EventTypeSelective, SettlesLater, DeliversInRuns, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let integration: NativeIntegration
@@ -19,8 +19,8 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
     public let wholeSettings: Bool
 
     /// Set once by `configure` (on the thread adding the destination), read on failures only.
-    private let client = Locked(Client())
-    private struct Client {
+    let client = Locked(Client())
+    struct Client {
         var analytics = WeakAnalytics()
         var stats: DestinationStats?
     }
@@ -32,6 +32,12 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
     private var unflushed = false
     /// The shutdown step in progress, for the report if it never returns.
     private let step = Locked<String?>(nil)
+    /// Events whose hook answered pending (ABI 1.3), by token. Touched on the worker only.
+    var parked: [UInt64: ParkedEvent] = [:]
+    /// How long a call may stay pending (the client's hook timeout, set by `configure`).
+    var hookTimeout = 10.0
+    /// Events waiting for the library's batch hook (ABI 1.3 `AH_EXT_BATCH`). Worker only.
+    var run: [Event] = []
 
     public init(integration: NativeIntegration, retryPolicy: NativeRetryPolicy = NativeRetryPolicy()) {
         self.key = integration.key
@@ -43,6 +49,9 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
     public func configure(analytics: Analytics) {
         let stats = analytics.timeline.stats(forKey: key)
         client.withLock { $0 = Client(analytics: WeakAnalytics(analytics), stats: stats) }
+        hookTimeout = analytics.configuration.hookTimeout
+        let weak = WeakAnalytics(analytics), key = key
+        integration.pendingCalls.onArrival { weak.value?.timeline.worker(forKey: key)?.submit(.settle) }
     }
 
     /// The library has no hook for this kind of event and nothing in this destination's own
@@ -57,12 +66,16 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
     public func execute(_ event: Event) -> Event? {
         startIfNeeded()
         unflushed = true
+        if let size = integration.batchSize { return gather(event, upTo: size) }
+        // A library that may finish later (it looked up AH_EXT_FINISH_LATER) takes the longer road.
+        if integration.pendingCalls.isUsed { return executeAllowingPending(event) }
         return perform(event.type.rawValue, countsAsEvent: true) { integration.deliver(event) } ? event : nil
     }
 
     public func update(settings: Settings, type: UpdateType) {
         startIfNeeded()
         unflushed = true
+        deliverRun()
         let own = wholeSettings ? settings.json : settings.integrationSettings(forKey: key) ?? [:]
         _ = perform("update", countsAsEvent: false) { integration.update(settings: own, kind: type == .initial ? .initial : .refresh) }
     }
@@ -70,17 +83,23 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
     public func reset() {
         startIfNeeded()
         unflushed = true
+        deliverRun()
         _ = perform("reset", countsAsEvent: false) { integration.reset() }
     }
 
     public func flush() {
         startIfNeeded()
-        if perform("flush", countsAsEvent: false, { integration.flush() }) { unflushed = false }
+        deliverRun()
+        let flushed = perform("flush", countsAsEvent: false, { integration.flush() })
+        // A flush ends when what the library holds has its answer (within the hook timeout).
+        if !parked.isEmpty { settlePending(until: monotonicSeconds() + pendingWaitBudget) }
+        if flushed && parked.isEmpty { unflushed = false }
     }
 
     /// An application event (on the worker, like every hook); failures are reported, not retried.
     public func application(_ event: ApplicationEvent) {
         startIfNeeded()
+        deliverRun()
         switch integration.application(event) {
         case .ok: break
         case .retryable(let text), .permanent(let text):
@@ -92,6 +111,7 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
     func announceStopping() {
         guard started, !announcedStopping else { return }
         announcedStopping = true
+        deliverRun()
         _ = perform("lifecycle(stopping)", countsAsEvent: false) { integration.lifecycle(.stopping) }
     }
 
@@ -103,6 +123,13 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
         if unflushed || !started {
             step.withLock { $0 = "flush" }
             _ = perform("flush", countsAsEvent: false) { integration.flush() }
+        }
+        deliverRun()
+        if integration.pendingCalls.isUsed { settleArrived() }
+        if !parked.isEmpty {
+            step.withLock { $0 = "waiting for calls that finish later" }
+            settlePending(until: monotonicSeconds() + pendingWaitBudget)
+            abandonParked(reason: "no answer before the instance ended")
         }
         step.withLock { $0 = "destroy" }
         integration.destroy()
@@ -136,6 +163,11 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
             attempt += 1
             result = call()
         }
+        return reportFailure(what, result, attempts: attempt, countsAsEvent: countsAsEvent)
+    }
+
+    /// Reports a failed call (and counts it for events); false, or true for `.ok`.
+    func reportFailure(_ what: String, _ result: NativeHookResult, attempts attempt: Int, countsAsEvent: Bool) -> Bool {
         let message: String
         switch result {
         case .ok: return true

@@ -88,10 +88,14 @@ enum ABINegotiation {
         let application = try NativeApplicationTable.lookup(getExtension, key: key, file: file)
         var implemented = NativeHooks(hooks)
         if application?.hook != nil { implemented.insert(.application) }
+        let batch = try NativeBatchTable.lookup(getExtension, key: key, file: file)
+        if batch != nil { implemented.insert(.batch) }
+        let notices = try NativeNoticesTable.lookup(getExtension, key: key, file: file)
+        if notices != nil { implemented.insert(.notice) }
         let info = NativeLibraryInfo(file: file, key: key, version: version, abiVersion: declaredVersion,
                                      language: language, toolchain: toolchain, hooks: implemented, role: role)
         return NativeLibrary(info: info, library: library,
-                             create: create, hooks: hooks, application: application)
+                             create: create, hooks: hooks, application: application, batch: batch, notices: notices)
     }
 
     /// Another generation's entry symbol, so a v2 library is reported as a mismatch, not as

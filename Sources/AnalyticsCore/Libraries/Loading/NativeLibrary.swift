@@ -13,6 +13,10 @@ package final class NativeLibrary: @unchecked Sendable {
     let hooks: ah_hooks
     /// The library's `AH_EXT_APPLICATION` table, if it offers one.
     let application: NativeApplicationTable?
+    /// The library's `AH_EXT_BATCH` table (ABI 1.3), if it offers one.
+    let batch: NativeBatchTable?
+    /// The library's `AH_EXT_NOTICES` table (ABI 1.3), if it offers one.
+    let notices: NativeNoticesTable?
     /// `create` of one library is never called concurrently (header rule).
     private let createLock = Locked(())
 
@@ -21,7 +25,10 @@ package final class NativeLibrary: @unchecked Sendable {
     ) -> OpaquePointer?
 
     init(info: NativeLibraryInfo, library: DynamicLibrary, create: CreateFunction, hooks: ah_hooks,
-         application: NativeApplicationTable? = nil) {
+         application: NativeApplicationTable? = nil, batch: NativeBatchTable? = nil,
+         notices: NativeNoticesTable? = nil) {
+        self.batch = batch
+        self.notices = notices
         self.info = info
         self.application = application
         self.library = library
@@ -85,6 +92,8 @@ package struct NativeLibraryInfo: Sendable, Equatable {
 
     /// Whether the library implements the hook for this type of event (a NULL hook is a no-op).
     func handles(_ type: EventType) -> Bool {
+        // A batch hook (ABI 1.3) takes events of every type.
+        if hooks.contains(.batch) { return true }
         switch type {
         case .track: return hooks.contains(.track)
         case .identify: return hooks.contains(.identify)
@@ -141,12 +150,16 @@ package struct NativeHooks: OptionSet, Sendable, Hashable, CustomStringConvertib
     public static let lifecycle = NativeHooks(rawValue: 1 << 9)
     /// `application_event` of the `AH_EXT_APPLICATION` table (not a field of ah_hooks).
     public static let application = NativeHooks(rawValue: 1 << 10)
+    /// `events` of the `AH_EXT_BATCH` table (ABI 1.3).
+    public static let batch = NativeHooks(rawValue: 1 << 11)
+    /// `notice` of the `AH_EXT_NOTICES` table (ABI 1.3).
+    public static let notice = NativeHooks(rawValue: 1 << 12)
 
     /// In header order, with the names used in `include/analytics_plugin.h`.
     public static let named: [(NativeHooks, String)] = [
         (.identify, "identify"), (.track, "track"), (.screen, "screen"), (.group, "group"),
         (.alias, "alias"), (.reset, "reset"), (.flush, "flush"), (.update, "update"),
-        (.destroy, "destroy"), (.lifecycle, "lifecycle"), (.application, "application_event"),
+        (.destroy, "destroy"), (.lifecycle, "lifecycle"), (.application, "application_event"), (.batch, "events"), (.notice, "notice"),
     ]
 
     /// The implemented hooks' names, in header order.

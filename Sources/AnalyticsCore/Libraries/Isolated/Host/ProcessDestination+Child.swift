@@ -160,6 +160,8 @@ extension ProcessDestination {
                     case .failure(let why): malformed = why; break reading
                     case .success(let verdict): plugins.deliverVerdict(verdict)
                     }
+                case .settled:
+                    settled(payload)
                 default:
                     malformed = .init(description: "a \(kind) frame after the instance was created")
                     break reading
@@ -223,6 +225,10 @@ extension ProcessDestination {
             (status, reply) = ProcessDestination.answerClients(function, id: UInt64(bitPattern: arg), bytes: bytes, services.clients)
         case .signalConfiguration:
             if let text = HostSignalsTable.configurationText(of: services.signals()) { reply = Array(text.utf8) } else { status = IsolationWire.absent }
+        case .httpSend:
+            // Answered when the exchange ends, from the thread that made it.
+            httpRelay.send(bytes, id: id, services: services, process: process)
+            return
         }
         guard id != 0 else { return }
         var w = WireWriter()

@@ -9,7 +9,7 @@ extension ProcessDestination {
     func complete(_ item: Item, status: UInt8, message: String) {
         if item.replay { return }
         switch status {
-        case IsolationWire.ok:
+        case IsolationWire.ok, IsolationWire.pending:
             item.done?.signal()
         default:
             // The runner retried a retryable failure in place, per `retryPolicy`, before answering.
@@ -42,6 +42,24 @@ extension ProcessDestination {
         }
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// The final outcome of events that answered pending and did not end OK (ABI 1.3), counted
+    /// as the in-process destination counts them.
+    func settled(_ payload: [UInt8]) {
+        var r = WireReader(payload)
+        let kind = r.u8()
+        let count = Int(r.u32())
+        let text = r.text()
+        guard !r.failed, count > 0 else { return }
+        let (analytics, stats) = client.withLock { ($0.analytics.value, $0.stats) }
+        if kind == IsolationWire.settledAbandoned {
+            stats?._delivered.wrappingSubtract(count, ordering: .relaxed)
+            stats?._abandoned.wrappingAdd(count, ordering: .relaxed)
+        } else {
+            stats?.recordFailure(count)
+        }
+        analytics?.report(.plugin(name: key, message: text))
     }
 
     /// Counts an event failed and reports why.

@@ -132,6 +132,8 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
 
     var pump: Thread?
     let pumpDone = DispatchSemaphore(value: 0)
+    /// AH_EXT_HTTP_REQUESTS calls of the runner, made here with the host's HTTP client.
+    let httpRelay = HTTPRequestRelay()
 
     init(info: NativeLibraryInfo, runner: String, settings: JSONObject, analytics: Analytics) {
         self.key = info.key
@@ -148,6 +150,9 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
         if let signals = analytics.signals {
             start["signals"] = ["maximumBufferSize": .number(Double(signals.currentConfiguration.maximumBufferSize))]
         }
+        start["hookTimeout"] = .number(JSONNumber(analytics.configuration.hookTimeout))
+        let keeps = NativeLogLevel.threshold(of: analytics.configuration)
+        start["logThreshold"] = .number(JSONNumber(Int(([NativeLogLevel.debug, .info, .warn, .error].first(where: keeps) ?? .error).rawValue)))
         start["retry"] = ["maxAttempts": .number(Double(retryPolicy.maxAttempts)), "initialDelay": .number(retryPolicy.initialDelay),
                           "maxDelay": .number(retryPolicy.maxDelay)]
         startPayload = JSON.object(start).serializedBytes()

@@ -46,6 +46,8 @@ package enum PluginRunner {
             let done = DispatchSemaphore(value: 0)
             var status: UInt8 = IsolationWire.absent
             var bytes: [UInt8] = []
+            /// For a call answered later (`callLater`): run with the reply instead of waking a thread.
+            var then: (@Sendable (UInt8, [UInt8]) -> Void)?
         }
 
         init(fd: Int32) { self.fd = fd }
@@ -100,12 +102,31 @@ package enum PluginRunner {
             return (waiter.status, waiter.bytes)
         }
 
+        /// A host service call whose reply comes later: `then` runs with it on a thread of its own
+        /// (never the reader's, which must go on reading while the library handles the answer).
+        func callLater(_ function: IsolationWire.Function, _ bytes: [UInt8], then: @escaping @Sendable (UInt8, [UInt8]) -> Void) {
+            let id = nextCall.withLock { n in defer { n = n &+ 1 == 0 ? 1 : n &+ 1 }; return n }
+            let waiter = Waiter()
+            waiter.then = then
+            waiters.withLock { $0[id] = waiter }
+            frame(.call) { w in
+                w.u32(id)
+                w.u8(function.rawValue)
+                w.i64(0)
+                w.data(bytes)
+            }
+        }
+
         func deliverReply(_ payload: [UInt8]) {
             var r = WireReader(payload)
             let id = r.u32()
             let status = r.u8()
             let bytes = r.data()
             guard !r.failed, let waiter = waiters.withLock({ $0.removeValue(forKey: id) }) else { return }
+            if let then = waiter.then {
+                DispatchQueue.global().async { then(status, bytes) }
+                return
+            }
             waiter.status = status
             waiter.bytes = bytes
             waiter.done.signal()
@@ -115,20 +136,27 @@ package enum PluginRunner {
     final class Server: @unchecked Sendable {
         let library: NativeLibrary
         let out: Output
-        private let work = Locked<[[UInt8]]>([])
-        private let available = DispatchSemaphore(value: 0)
-        private var instance: OpaquePointer?
-        private var table: HostTable?
-        private let errorBuffer = ErrorBuffer()
+        let work = Locked<[[UInt8]]>([])
+        let available = DispatchSemaphore(value: 0)
+        var instance: OpaquePointer?
+        var table: HostTable?
+        let errorBuffer = ErrorBuffer()
         private var destroyed = false
         /// The library's timeline plugins (AH_EXT_TIMELINE), called by the host through `plugin` frames.
         private let timeline: RunnerTimeline
         /// AH_EXT_SIGNALS, when the host's client has signals (made at `start`).
         private let signals = Locked<RunnerSignals?>(nil)
         /// How a hook's retryable failure is retried, in place (the host's policy, from `start`).
-        private var retryPolicy = NativeRetryPolicy()
+        var retryPolicy = NativeRetryPolicy()
         /// Where the item being called is published for the host (fd 5), if it gave a page.
         private let progress = CommandLine.arguments.contains("--progress") ? ProgressPage.mapInRunner() : nil
+        /// ABI 1.3 finish-later: events whose hook answered pending, by token (main thread only),
+        /// the attempt being made, and the host's hook timeout (from `start`).
+        var parked: [UInt64: RunnerParkedEvent] = [:]
+        var currentAttempt = 1
+        var hookTimeout = 10.0
+        /// The least AH_LOG_* level the host keeps (from `start`), for `log_enabled`.
+        var logThreshold: Int32 = 0
 
         init(library: NativeLibrary, out: Output) {
             self.library = library
@@ -143,6 +171,11 @@ package enum PluginRunner {
             while true {
                 available.wait()
                 guard let frame = work.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return }  // host gone
+                if frame[0] == Self.settleMarker {
+                    // Answers of pending calls arrived (or one expired) while no batch ran.
+                    if !destroyed, instance != nil { settleParked(beat: {}) }
+                    continue
+                }
                 let kind = IsolationWire.Kind(rawValue: frame[0])
                 let payload = Array(frame[1...])
                 switch kind {
@@ -203,9 +236,16 @@ package enum PluginRunner {
                         } catch { return nil }
                     },
                     options: { options }),
-                http: .shared)
+                http: HostServices.HTTP(get: HostServices.HTTP.shared.get, send: { request, answer in
+                    // The host makes the request (its client, proxy and TLS settings), not this process.
+                    out.callLater(.httpSend, HTTPExchangeWire.encode(request)) { status, reply in
+                        answer(HTTPExchangeWire.decodeAnswer(status, reply))
+                    }
+                }))
             services.clients = RunnerClients.forwarding(out)
             services.key = library.key
+            let least = logThreshold
+            services.logEnabled = { $0.rawValue >= least }
             if let relay = signals.withLock({ $0 }) {
                 let hub = relay.hub
                 services.signals = { hub }
@@ -236,8 +276,11 @@ package enum PluginRunner {
                                                 initialDelay: retry["initialDelay"]?.doubleValue ?? 0.1,
                                                 maxDelay: retry["maxDelay"]?.doubleValue ?? 2)
             }
+            if let timeout = start["hookTimeout"]?.doubleValue { hookTimeout = timeout }
+            if let least = start["logThreshold"]?.intValue { logThreshold = Int32(least) }
             let table = HostTable(services(options: start["options"]?.objectValue ?? [:],
                                                    storageDirectory: start["storageDirectory"]?.stringValue))
+            table.pendingCalls.onArrival { [weak self] in self?.postSettle() }
             let settingsText = settings.serializedBytes()
             errorBuffer.clear()
             let made = settingsText.withUnsafeBufferPointer { bytes in
@@ -282,12 +325,41 @@ package enum PluginRunner {
                 pending = 0
                 lastSent = monotonicSeconds()
             }
+            // While the runner waits for answers of pending calls, the host hears that it is alive.
+            let beat = {
+                flushResults()
+                self.out.frame(.results) { $0.u32(0) }
+            }
+            // ABI 1.3 batch hook: answers of the events already handed over in one call, by index.
+            var gathered: [Int: (ah_status, String)] = [:]
             for index in 0..<count {
                 progress?[1] = UInt64(index)
                 let op = IsolationWire.Op(rawValue: r.u8())
                 let range = r.dataRange()
                 if r.failed { break }
-                var (status, message) = payload.withUnsafeBufferPointer { all -> (ah_status, String) in
+                if let op, op.isEvent, let batch = library.batch, instance != nil, !destroyed, gathered[index] == nil {
+                    // The events from here on, up to the library's size, go in one call.
+                    var look = r
+                    var ranges = [range]
+                    while ranges.count < batch.maxEvents, index + ranges.count < count {
+                        let next = IsolationWire.Op(rawValue: look.u8())
+                        let nextRange = look.dataRange()
+                        if look.failed || next?.isEvent != true { break }
+                        ranges.append(nextRange)
+                    }
+                    for (offset, answer) in deliverGathered(ranges.map { Array(payload[$0]) }, batch, beat: beat).enumerated() {
+                        gathered[index + offset] = answer
+                    }
+                }
+                if !parked.isEmpty {
+                    settleParked(beat: beat)
+                    if op?.isEvent == true { waitForPendingRoom(beat: beat) }
+                }
+                // Before destroy: the last answers, abandonments and notices.
+                if op == .destroy, table?.pendingCalls.isUsed == true { endParked(beat: beat) }
+                currentAttempt = 1
+                let batched = gathered.removeValue(forKey: index)
+                var (status, message) = batched ?? payload.withUnsafeBufferPointer { all -> (ah_status, String) in
                     let base = UnsafeRawPointer(all.baseAddress! + range.lowerBound).assumingMemoryBound(to: CChar.self)
                     return call(op, base, range.count)
                 }
@@ -296,24 +368,28 @@ package enum PluginRunner {
                 // frame tells the host that the wait is not the library's time. Never an
                 // application event's (the header: not retried, the moment has passed).
                 var attempt = 1
-                while status == ah_status(AH_ERR_RETRYABLE), attempt < retryPolicy.maxAttempts, op != .destroy, op != .application {
+                while status == ah_status(AH_ERR_RETRYABLE), batched == nil, attempt < retryPolicy.maxAttempts, op != .destroy, op != .application {
                     flushResults()
                     out.frame(.results) { $0.u32(0) }
                     Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
                     attempt += 1
+                    currentAttempt = attempt
                     (status, message) = payload.withUnsafeBufferPointer { all -> (ah_status, String) in
                         let base = UnsafeRawPointer(all.baseAddress! + range.lowerBound).assumingMemoryBound(to: CChar.self)
                         return call(op, base, range.count)
                     }
                 }
 
+                // A flush ends when what the library holds has its answer, as in-process.
+                if op == .flush, !parked.isEmpty { settlePending(until: monotonicSeconds() + hookTimeout * 0.8, beat: beat) }
                 let code = status == ah_status(AH_OK) ? IsolationWire.ok
+                    : status == Self.parkedStatus ? IsolationWire.pending
                     : status == ah_status(AH_ERR_RETRYABLE) ? IsolationWire.retryable : IsolationWire.permanent
                 if let progress, index < ProgressPage.maxItems {
                     UnsafeMutableRawPointer(progress).storeBytes(of: code, toByteOffset: 16 + index, as: UInt8.self)
                 }
                 results.u8(code)
-                if status == ah_status(AH_OK) { results.u32(0) } else {
+                if status == ah_status(AH_OK) || status == Self.parkedStatus { results.u32(0) } else {
                     let text = status == ah_status(AH_OK) || status == ah_status(AH_ERR_RETRYABLE) || status == ah_status(AH_ERR_PERMANENT)
                         ? message : "returned unknown status \(status)" + (message.isEmpty ? "" : ": \(message)")
                     results.text(text)
@@ -326,7 +402,7 @@ package enum PluginRunner {
 
         typealias EventHook = @convention(c) (OpaquePointer, UnsafePointer<CChar>, Int, UnsafeMutablePointer<CChar>, Int) -> ah_status
 
-        private func call(_ op: IsolationWire.Op?, _ text: UnsafePointer<CChar>, _ length: Int) -> (ah_status, String) {
+        func call(_ op: IsolationWire.Op?, _ text: UnsafePointer<CChar>, _ length: Int) -> (ah_status, String) {
             let hooks = library.hooks
             guard let op else { return (ah_status(AH_ERR_PERMANENT), "unknown operation") }
             guard let instance, !destroyed else {
@@ -345,6 +421,9 @@ package enum PluginRunner {
                 default: hook = hooks.alias
                 }
                 guard let hook else { return (ah_status(AH_OK), "") }
+                if let table, table.pendingCalls.isUsed {
+                    return callAllowingPending(hook, instance, op, text, length, table.pendingCalls)
+                }
                 status = hook(instance, text, length, errorBuffer.base, errorBuffer.capacity)
             case .updateInitial, .updateRefresh:
                 guard let hook = hooks.update else { return (ah_status(AH_OK), "") }

@@ -20,6 +20,9 @@ enum IsolationWire {
     enum Kind: UInt8 {
         case start = 1, batch = 2, reply = 3, plugin = 4, signal = 5
         case ready = 10, refused = 11, started = 12, results = 13, call = 14, verdict = 15
+        /// ABI 1.3: the final outcome of events whose results said `pending`, when it is not OK
+        /// (u8 `settledFailed` / `settledAbandoned`, u32 events, text the report).
+        case settled = 16
     }
 
     /// One item of a batch: what the runner calls on the instance, in this order.
@@ -82,6 +85,9 @@ enum IsolationWire {
         /// id in arg: send (bytes the event), userId, anonymousId, traits, reset, flush.
         case clientsOpen = 13, clientsSend = 14, clientsUserId = 15, clientsAnonymousId = 16
         case clientsTraits = 17, clientsReset = 18, clientsFlush = 19
+        /// AH_EXT_HTTP_REQUESTS (1.3): bytes as `HTTPExchangeWire` writes a request; the reply
+        /// comes when the exchange ends, while other calls go on being answered.
+        case httpSend = 20
     }
 
     /// What a `plugin` frame asks of a timeline plugin.
@@ -91,6 +97,9 @@ enum IsolationWire {
 
     /// Status bytes of results and replies.
     static let ok: UInt8 = 0, retryable: UInt8 = 1, permanent: UInt8 = 2, absent: UInt8 = 3
+    /// A result: the hook answered pending (ABI 1.3); a `settled` frame follows unless it ends OK.
+    static let pending: UInt8 = 4
+    static let settledFailed: UInt8 = 0, settledAbandoned: UInt8 = 1
 
     /// Largest frame either side accepts (a batch of events is at most this big).
     static let maxFrame = 64 << 20

@@ -37,8 +37,8 @@ enum RunnerFrames {
             if r.failed {
                 return .failure(MalformedFrame(description: "results frame: outcome \(i + 1) of \(claimed) runs past the frame's \(payload.count) bytes"))
             }
-            guard status <= IsolationWire.permanent else {
-                return .failure(MalformedFrame(description: "results frame: outcome \(i + 1) has status \(status), not 0, 1 or 2"))
+            guard status <= IsolationWire.permanent || status == IsolationWire.pending else {
+                return .failure(MalformedFrame(description: "results frame: outcome \(i + 1) has status \(status), not 0, 1, 2 or 4 (pending)"))
             }
             outcomes.append(Outcome(status: status, message: String(decoding: payload[range], as: UTF8.self)))
         }
