@@ -147,7 +147,10 @@ enum RunCommand {
                 throw UsageError("cannot read --live-plugins \(bundle)")
             }
             // Absolute, so errors name the file wherever the library reads it from.
-            config.pluginOptions["LivePlugins"] = ["fallbackBundle": .string(URL(fileURLWithPath: bundle).standardizedFileURL.path)]
+            let path = URL(fileURLWithPath: bundle).standardizedFileURL.path
+            config.pluginOptions["LivePlugins"] = ["fallbackBundle": .string(path)]
+            // In process mode its runner may read the bundle the command hands it, and nothing else of the file system.
+            config.isolation.grants["LivePlugins"] = JailGrants(read: [path]).merged(with: config.isolation.grants["LivePlugins"])
         }
         if opts["--signals"] != nil {
             var signals = SignalsConfiguration()
