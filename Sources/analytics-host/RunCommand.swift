@@ -150,9 +150,8 @@ enum RunCommand {
             // Absolute, so errors name the file wherever the library reads it from.
             let path = URL(fileURLWithPath: bundle).standardizedFileURL.path
             config.pluginOptions["LivePlugins"] = ["fallbackBundle": .string(path)]
-            // The user handed this file to the library: a jailed runner may read it (and nothing
-            // else of the file system beyond its own directory).
-            config.isolation.grants["LivePlugins", default: JailGrants()].read.append(path)
+            // In process mode its runner may read the bundle the command hands it, and nothing else of the file system.
+            config.isolation.grants["LivePlugins"] = JailGrants(read: [path]).merged(with: config.isolation.grants["LivePlugins"])
         }
         if opts["--signals"] != nil {
             var signals = SignalsConfiguration()
