@@ -68,7 +68,7 @@ SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration PostHogIntegration
 SWIFTC ?= $(dir $(shell command -v $(SWIFT)))swiftc
 SWIFT_BIN := .build/debug
 
-plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so swift-plugins live-plugins
+plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so $(PLUGINS_DIR)/libamplitude.so swift-plugins live-plugins
 
 # LivePlugins (Plugins/Live): JavaScript plugins on JavaScriptCore. Built only where the Debian
 # package libjavascriptcoregtk-4.1-dev is installed (`.ci/run` installs it); everything else
@@ -115,6 +115,13 @@ $(PLUGINS_DIR)/libconsole.so: Plugins/Console/console.c include/analytics_plugin
 $(PLUGINS_DIR)/libredact.so: Plugins/Redact/redact.c include/analytics_plugin.h
 	@mkdir -p $(PLUGINS_DIR)
 	$(CC) -std=c99 -shared -fPIC -O2 -I include -o $@ Plugins/Redact/redact.c
+
+# Amplitude (docs/vendors/amplitude.md): a real vendor destination in C, several files, the ABI
+# header is all it includes; only the entry function is exported (-fvisibility=hidden).
+AMPLITUDE_SOURCES := $(wildcard Plugins/Amplitude/*.c)
+$(PLUGINS_DIR)/libamplitude.so: $(AMPLITUDE_SOURCES) Plugins/Amplitude/amplitude.h include/analytics_plugin.h
+	@mkdir -p $(PLUGINS_DIR)
+	$(CC) -std=c99 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include -o $@ $(AMPLITUDE_SOURCES) -lm
 
 # The ABI header must stay plain C99 and valid C++ (it is compiled by both kinds of plugins).
 abi-check:
