@@ -50,6 +50,9 @@
  *        A 1.0/1.1 library has no get_extension: it is a destination, exactly as before.
  *        Library tables added since, each behind its own id (no core struct changed):
  *        AH_EXT_APPLICATION (application events: launch, background, terminate, push, openURL).
+ *   1.3  Host tables: AH_EXT_HTTP_REQUESTS (POST/PUT/... with headers and a body, gzip on
+ *        request, answered later through a callback). No core struct changed; a 1.0-1.2
+ *        library loads and behaves as before. docs/c-abi.md tells the whole story.
  */
 #ifndef ANALYTICS_PLUGIN_H
 #define ANALYTICS_PLUGIN_H
@@ -88,7 +91,7 @@ extern "C" {
 /* The ABI this header describes. A version crosses as one uint32_t: major in the high 16 bits,
  * minor in the low 16 bits. */
 #define AH_ABI_MAJOR 1
-#define AH_ABI_MINOR 2
+#define AH_ABI_MINOR 3
 #define AH_ABI_VERSION ((AH_ABI_MAJOR << 16) | AH_ABI_MINOR)
 #define AH_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
 #define AH_ABI_VERSION_MINOR(v) ((uint32_t)(v) & 0xFFFFu)
@@ -624,6 +627,101 @@ typedef struct ah_host_http {
                                 int32_t *AH_NONNULL status_code, char *AH_NULLABLE err,
                                 size_t err_cap);
 } ah_host_http;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: HTTP requests that finish later (ABI 1.3, AH_EXT_HTTP_REQUESTS)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Uploads through the host's HTTP client (https, the host's proxy settings and timeouts), so a
+ * library that batches and uploads carries no HTTP or TLS stack of its own. Unlike the blocking
+ * AH_EXT_HTTP GET, a request here is started and returns at once; its answer arrives later, once,
+ * through a callback on a host thread. In process mode the runner forwards the request to the
+ * host, which makes it: the library cannot tell the difference. */
+#define AH_EXT_HTTP_REQUESTS "analytics-host.http/2"
+
+/* ah_http_request.flags */
+/* The host gzips the body and adds `Content-Encoding: gzip` (do not set that header yourself). */
+#define AH_HTTP_GZIP 0x1u
+
+/* One header: name and value as (pointer, length) views. Owner: whoever made the struct that
+ * points to it; lifetime: as that struct's. */
+typedef struct ah_http_header {
+    const char *AH_NULLABLE name;
+    size_t name_len;
+    const char *AH_NULLABLE value;
+    size_t value_len;
+} ah_http_header;
+
+/* A request to start. Owner: the library; borrowed for the `start` call only: the host copies
+ * the method, URL, headers and body before `start` returns, so all of it may live on the stack. */
+typedef struct ah_http_request {
+    /* sizeof(ah_http_request) as compiled by the library. */
+    uint32_t size;
+    /* AH_HTTP_GZIP or 0. */
+    uint32_t flags;
+    /* "POST", "PUT", "GET", ... (NULL or empty: "POST"). */
+    const char *AH_NULLABLE method;
+    size_t method_len;
+    /* An http or https URL. */
+    const char *AH_NULLABLE url;
+    size_t url_len;
+    /* `header_count` request headers (e.g. Content-Type, Authorization); NULL when none. */
+    const ah_http_header *AH_NULLABLE headers;
+    size_t header_count;
+    /* The body, `body_len` bytes (NULL when none). */
+    const char *AH_NULLABLE body;
+    size_t body_len;
+    /* The whole exchange must end within this (0: the host's default, 15 s; the host's client
+     * counts whole seconds, rounded up). */
+    uint32_t timeout_ms;
+} ah_http_request;
+
+/* The answer to one request. Owner: the host; borrowed for the `done` call only (copy what you
+ * keep, e.g. the Retry-After value). */
+typedef struct ah_http_response {
+    /* sizeof(ah_http_response) as compiled by the host. */
+    uint32_t size;
+    /* AH_OK: the server answered (any status, e.g. 200, 429 or 503). AH_ERR_RETRYABLE: no
+     * answer (network error, timeout, or the request was cancelled because the instance is
+     * ending); `error` says which. AH_ERR_PERMANENT: the host could not send it at all. */
+    ah_status outcome;
+    /* The HTTP status, or 0 without an answer. */
+    int32_t status_code;
+    /* The response headers, names in lower case (e.g. "retry-after"); NULL when none. */
+    const ah_http_header *AH_NULLABLE headers;
+    size_t header_count;
+    /* The response body (already decompressed), `body_len` bytes. */
+    const char *AH_NULLABLE body;
+    size_t body_len;
+    /* Why there is no answer (empty with AH_OK), `error_len` bytes, not NUL-terminated. */
+    const char *AH_NULLABLE error;
+    size_t error_len;
+} ah_http_response;
+
+/* Receives the answer to one request: called exactly once per request that `start` accepted, on
+ * a host thread (never from inside `start`, never concurrently with itself for one request;
+ * different requests may complete concurrently), at the latest before the instance's `destroy`
+ * is called: requests still running then complete with AH_ERR_RETRYABLE "cancelled" first.
+ * `user` is the value given to `start`. It may start another request. */
+typedef void (*ah_http_done_fn)(void *AH_NULLABLE user, uint64_t request_id,
+                                const ah_http_response *AH_NONNULL response);
+
+/* Owner: the host. Lifetime: as the ah_host it came from. Every function is [any thread]. */
+typedef struct ah_host_http_requests {
+    /* sizeof(ah_host_http_requests) as compiled by the host. */
+    uint32_t size;
+    /* How many requests one instance may have running at once (the bound `start` enforces). */
+    uint32_t max_in_flight;
+    /* Starts `request` and returns at once. AH_OK: started; its id (never 0) is in `*out_id`
+     * (may be NULL) and `done` will be called exactly once. AH_ERR_RETRYABLE: not started,
+     * because `max_in_flight` requests of this instance are running (start it again from a
+     * `done`) or the host is stopping. AH_ERR_PERMANENT: not started, the request is malformed
+     * (not an http(s) URL, `size` too small, ...). Without AH_OK the reason is in `err`
+     * (caller-owned, `err_cap` bytes) and `done` is never called. */
+    ah_status (*AH_NONNULL start)(void *AH_NULLABLE ctx, const ah_http_request *AH_NONNULL request,
+                                  ah_http_done_fn AH_NONNULL done, void *AH_NULLABLE user,
+                                  uint64_t *AH_NULLABLE out_id, char *AH_NULLABLE err, size_t err_cap);
+} ah_host_http_requests;
 
 /* ---------------------------------------------------------------------------------------------
  * Host capability: signals (ABI 1.2, AH_EXT_SIGNALS)

@@ -155,7 +155,7 @@ enum HostBinary {
         let metrics = try #require(loaded.first { $0["key"] == "Metrics" })
         #expect(metrics["language"] == "swift")
         #expect(metrics["toolchain"]?.stringValue?.isEmpty == false)
-        #expect(metrics["abiVersion"] == "1.2")
+        #expect(metrics["abiVersion"] == "1.3")
         let file = try #require(loaded.first { $0["key"] == "File" })
         #expect(file["hooks"]?.arrayValue?.contains("flush") == true)
         #expect(file["role"] == "destination" && file["destination"] == true && file["wholeSettings"] == false)

@@ -124,7 +124,7 @@ import Testing
         (1, "invalid integration description: key is NULL"),
         (2, "invalid integration description: ah_integration.size is 12 bytes, smaller than the ABI 1.0 layout"),
         (3, "invalid integration description: destroy of \"Broken\" is NULL (it is required)"),
-        (4, "entry function refused this host: needs ABI 1.9 or newer, host speaks 1.2"),
+        (4, "entry function refused this host: needs ABI 1.9 or newer, host speaks 1.3"),
     ])
     func malformedDescriptionsAreRefused(variant: Int, fragment: String) throws {
         let problem = try #require(onlyProblem(try scan {

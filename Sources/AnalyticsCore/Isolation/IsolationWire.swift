@@ -78,6 +78,9 @@ enum IsolationWire {
         /// AH_EXT_SIGNALS: emit (bytes the signal), the runner's subscriber forwarding (arg 1: on,
         /// 0: off), configuration.
         case signalEmit = 10, signalForward = 11, signalConfiguration = 12
+        /// AH_EXT_HTTP_REQUESTS (1.3): bytes as `HTTPExchangeWire` writes a request; the reply
+        /// comes when the exchange ends, while other calls go on being answered.
+        case httpSend = 13
     }
 
     /// What a `plugin` frame asks of a timeline plugin.

@@ -46,6 +46,8 @@ public enum PluginRunner {
             let done = DispatchSemaphore(value: 0)
             var status: UInt8 = IsolationWire.absent
             var bytes: [UInt8] = []
+            /// For a call answered later (`callLater`): run with the reply instead of waking a thread.
+            var then: (@Sendable (UInt8, [UInt8]) -> Void)?
         }
 
         init(fd: Int32) { self.fd = fd }
@@ -100,12 +102,31 @@ public enum PluginRunner {
             return (waiter.status, waiter.bytes)
         }
 
+        /// A host service call whose reply comes later: `then` runs with it on a thread of its own
+        /// (never the reader's, which must go on reading while the library handles the answer).
+        func callLater(_ function: IsolationWire.Function, _ bytes: [UInt8], then: @escaping @Sendable (UInt8, [UInt8]) -> Void) {
+            let id = nextCall.withLock { n in defer { n = n &+ 1 == 0 ? 1 : n &+ 1 }; return n }
+            let waiter = Waiter()
+            waiter.then = then
+            waiters.withLock { $0[id] = waiter }
+            frame(.call) { w in
+                w.u32(id)
+                w.u8(function.rawValue)
+                w.i64(0)
+                w.data(bytes)
+            }
+        }
+
         func deliverReply(_ payload: [UInt8]) {
             var r = WireReader(payload)
             let id = r.u32()
             let status = r.u8()
             let bytes = r.data()
             guard !r.failed, let waiter = waiters.withLock({ $0.removeValue(forKey: id) }) else { return }
+            if let then = waiter.then {
+                DispatchQueue.global().async { then(status, bytes) }
+                return
+            }
             waiter.status = status
             waiter.bytes = bytes
             waiter.done.signal()
@@ -203,7 +224,12 @@ public enum PluginRunner {
                         } catch { return nil }
                     },
                     options: { options }),
-                http: .shared)
+                http: NativeHTTPService(get: NativeHTTPService.shared.get, send: { request, answer in
+                    // The host makes the request (its client, proxy and TLS settings), not this process.
+                    out.callLater(.httpSend, HTTPExchangeWire.encode(request)) { status, reply in
+                        answer(HTTPExchangeWire.decodeAnswer(status, reply))
+                    }
+                }))
             services.key = library.key
             if let relay = signals.withLock({ $0 }) {
                 let hub = relay.hub

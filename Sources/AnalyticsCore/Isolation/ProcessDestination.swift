@@ -113,6 +113,8 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
 
     private var pump: Thread?
     private let pumpDone = DispatchSemaphore(value: 0)
+    /// AH_EXT_HTTP_REQUESTS calls of the runner, made here with the host's HTTP client.
+    private let httpRelay = HTTPRequestRelay()
 
     init(info: NativeLibraryInfo, runner: String, settings: JSONObject, analytics: Analytics) {
         self.key = info.key
@@ -616,6 +618,10 @@ public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, 
         case .signalForward: set(signals.forward())
         case .signalConfiguration:
             if let text = HostSignalsTable.configurationText(of: services.signals()) { reply = Array(text.utf8) } else { status = IsolationWire.absent }
+        case .httpSend:
+            // Answered when the exchange ends, from the thread that made it.
+            httpRelay.send(bytes, id: id, services: services, process: process)
+            return
         }
         guard id != 0 else { return }
         var w = WireWriter()

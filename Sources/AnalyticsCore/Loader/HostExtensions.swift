@@ -12,6 +12,7 @@ enum HostExtensions {
         case AH_EXT_TIMELINE: return services.timeline == nil ? nil : UnsafeRawPointer(timeline)
         case AH_EXT_CLIENT: return services.client == nil ? nil : UnsafeRawPointer(client)
         case AH_EXT_HTTP: return services.http == nil ? nil : UnsafeRawPointer(http)
+        case AH_EXT_HTTP_REQUESTS: return services.http == nil ? nil : UnsafeRawPointer(httpRequests)
         default: return nil
         }
     }

@@ -9,9 +9,12 @@ final class HostServicesTable: @unchecked Sendable {
     let services: HostServices
     let table: UnsafeMutablePointer<ah_host>
     private var handle: HostServicesHandle!
+    /// AH_EXT_HTTP_REQUESTS: the requests this instance started that have not completed.
+    let httpRequestsInFlight: HTTPRequestsInFlight
 
     init(_ services: HostServices) {
         self.services = services
+        httpRequestsInFlight = HTTPRequestsInFlight(key: services.key)
         table = .allocate(capacity: 1)
         table.initialize(to: ah_host(
             size: UInt32(MemoryLayout<ah_host>.size),
@@ -39,6 +42,7 @@ final class HostServicesTable: @unchecked Sendable {
     /// The instance is about to be destroyed (or its `create` failed): remove what it added.
     func instanceEnding() {
         extensionLock.withLock { _ in signalsTable }?.removeAll()
+        httpRequestsInFlight.cancelAll()
     }
 
     /// The services behind a table's `ctx`; nil once revoked (`function` names the late call).

@@ -74,12 +74,21 @@ public struct NativeHTTPService: Sendable {
     }
 
     public var get: @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome
+    /// `AH_EXT_HTTP_REQUESTS` (ABI 1.3): starts a request and returns at once; `answer` is called
+    /// exactly once, later, on another thread.
+    public var send: @Sendable (NativeHTTPRequest, _ answer: @escaping @Sendable (NativeHTTPAnswer) -> Void) -> Void
 
-    public init(get: @escaping @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome) { self.get = get }
+    public init(get: @escaping @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome,
+                send: @escaping @Sendable (NativeHTTPRequest, _ answer: @escaping @Sendable (NativeHTTPAnswer) -> Void) -> Void = { _, answer in
+                    DispatchQueue.global().async { answer(.refused("this host sends no HTTP requests")) }
+                }) {
+        self.get = get
+        self.send = send
+    }
 
     /// GETs through `client` (URLSession: https, redirects followed). Only http and https URLs.
     public static func using(_ client: HTTPClient) -> NativeHTTPService {
-        NativeHTTPService { text, timeout in
+        NativeHTTPService(get: { text, timeout in
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                   let host = url.host, !host.isEmpty else {
                 return .malformedURL("\"\(text)\" is not an http or https URL")
@@ -88,7 +97,7 @@ public struct NativeHTTPService: Sendable {
             case .success(let response): return .response(status: response.status, body: response.body)
             case .failure(let error): return .failed(error.description)
             }
-        }
+        }, send: sending(through: client))
     }
 
     /// One client for every library of the process (connections are reused).

@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One request a library started through `AH_EXT_HTTP_REQUESTS` (ABI 1.3), copied out of its
+/// borrowed C struct so that it can cross threads (and, in process mode, the wire).
+public struct NativeHTTPRequest: Sendable, Equatable {
+    public var method: String
+    public var url: String
+    public var headers: [NativeHTTPHeader]
+    public var body: [UInt8]
+    /// The host gzips `body` and says so in `Content-Encoding`.
+    public var gzip: Bool
+    /// Seconds for the whole exchange.
+    public var timeout: Double
+
+    public init(method: String, url: String, headers: [NativeHTTPHeader] = [], body: [UInt8] = [], gzip: Bool = false, timeout: Double = 15) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.gzip = gzip
+        self.timeout = timeout
+    }
+}
+
+public struct NativeHTTPHeader: Sendable, Equatable {
+    public var name: String
+    public var value: String
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// How one request ended: the server's answer (any status), or why there was none.
+public enum NativeHTTPAnswer: Sendable, Equatable {
+    /// Headers with lower-cased names.
+    case response(status: Int, headers: [NativeHTTPHeader], body: [UInt8])
+    /// No answer; worth trying again later (network error, timeout, cancelled).
+    case failed(String)
+    /// The host could not send this request at all.
+    case refused(String)
+}
+
+extension NativeHTTPService {
+    /// Sends through `client` on a thread of its own and answers there (URLSession: https,
+    /// the environment's proxy settings, redirects followed). Only http and https URLs.
+    static func sending(through client: HTTPClient) -> @Sendable (NativeHTTPRequest, @escaping @Sendable (NativeHTTPAnswer) -> Void) -> Void {
+        { request, answer in
+            guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                  let host = url.host, !host.isEmpty else {
+                answer(.refused("\"\(request.url)\" is not an http or https URL"))
+                return
+            }
+            DispatchQueue.global().async {
+                var headers = request.headers.map { (name: $0.name, value: $0.value) }
+                var body = request.body
+                if request.gzip {
+                    do throws(GzipError) {
+                        body = try Gzip.compress(body)
+                    } catch {
+                        answer(.refused("cannot gzip the body for \(request.url): \(error)"))
+                        return
+                    }
+                    headers.removeAll { $0.name.lowercased() == "content-encoding" }
+                    headers.append((name: "Content-Encoding", value: "gzip"))
+                }
+                let sent = client.send(HTTPRequest(method: request.method, url: url, headers: headers,
+                                                   body: body.isEmpty && request.method == "GET" ? nil : body, timeout: request.timeout))
+                switch sent {
+                case .success(let response):
+                    let names = response.headers.keys.sorted()
+                    answer(.response(status: response.status, headers: names.map { NativeHTTPHeader($0, response.headers[$0]!) },
+                                     body: response.body))
+                case .failure(let error):
+                    answer(.failed(error.description))
+                }
+            }
+        }
+    }
+}
