@@ -121,7 +121,7 @@ $(PLUGINS_DIR)/libredact.so: Plugins/Redact/redact.c include/analytics_plugin.h
 AMPLITUDE_SOURCES := $(wildcard Plugins/Amplitude/*.c)
 $(PLUGINS_DIR)/libamplitude.so: $(AMPLITUDE_SOURCES) Plugins/Amplitude/amplitude.h include/analytics_plugin.h
 	@mkdir -p $(PLUGINS_DIR)
-	$(CC) -std=c99 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include -o $@ $(AMPLITUDE_SOURCES) -lm
+	$(CC) -std=c99 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include -o $@ $(AMPLITUDE_SOURCES) -lm -pthread
 
 # The ABI header must stay plain C99 and valid C++ (it is compiled by both kinds of plugins).
 abi-check:

@@ -18,6 +18,7 @@
 
 typedef struct sender {
     const amp_settings *s;
+    const amp_transport *t;
     amp_event_ref *events;
     void (*wait)(void *ctx, double seconds);
     void *wait_ctx;
@@ -110,7 +111,7 @@ static void send_request(sender *d, const int *idx, int n) {
         if (attempt > 1) { d->wait(d->wait_ctx, backoff > 30 ? 30 : backoff); backoff *= 2; }
         d->requests++;
         reason[0] = 0;
-        if (amp_post(d->s->url, body.data, body.len, d->s->timeout_ms, &answer, reason, sizeof reason) != 0) {
+        if (d->t->post(d->t->ctx, d->s->url, body.data, body.len, d->s->timeout_ms, &answer, reason, sizeof reason) != 0) {
             snprintf(why, sizeof why, "%s", reason);
             continue;
         }
@@ -157,13 +158,13 @@ static void send_request(sender *d, const int *idx, int n) {
     mark(d, idx, n, AMP_RETRY_LATER, why);
 }
 
-int amp_deliver(const amp_settings *s, amp_event_ref *events, int count,
+int amp_deliver(const amp_settings *s, const amp_transport *transport, amp_event_ref *events, int count,
                 void (*wait)(void *ctx, double seconds), void *wait_ctx, char *err, size_t cap) {
     sender d;
     int *idx, i, start = 0;
     size_t bytes = 0;
     memset(&d, 0, sizeof d);
-    d.s = s; d.events = events; d.wait = wait; d.wait_ctx = wait_ctx; d.err = err; d.cap = cap;
+    d.s = s; d.t = transport; d.events = events; d.wait = wait; d.wait_ctx = wait_ctx; d.err = err; d.cap = cap;
     if (cap) err[0] = 0;
     if (!(idx = (int *)malloc((size_t)(count > 0 ? count : 1) * sizeof *idx))) {
         for (i = 0; i < count; i++) events[i].outcome = AMP_RETRY_LATER;

@@ -1,9 +1,13 @@
-/* The one function that touches the network: a POST of a JSON body over plain HTTP/1.1 (one
- * connection per request, `Connection: close`), for `apiHost` URLs such as a local proxy or a
- * test server. https URLs need the host's HTTP client (ABI 1.3's POST); until the host offers it
- * the library refuses them when it is created, so it never accepts an event it cannot send. */
+/* The two ways a request leaves: through the host's HTTP client (ABI 1.3, AH_EXT_HTTP_REQUESTS:
+ * https, the host's proxy settings and timeouts; the library carries no TLS), or, with a host
+ * that does not offer it, a POST over plain HTTP/1.1 on a socket of its own (one connection per
+ * request, `Connection: close`) for `apiHost` URLs such as a local proxy. Without the host's
+ * client the library refuses https settings when it is created, so it never accepts an event it
+ * cannot send. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,8 +75,8 @@ static char *read_all(int fd, size_t *len) {
     return buf;
 }
 
-int amp_post(const char *url, const char *body, size_t len, int timeout_ms, amp_answer *answer,
-             char *err, size_t cap) {
+int amp_post_socket(void *unused, const char *url, const char *body, size_t len, int timeout_ms,
+                    amp_answer *answer, char *err, size_t cap) {
     char host[256], port[16], head[1024];
     const char *path, *line, *end, *start;
     struct addrinfo hints, *addrs = NULL, *a;
@@ -81,6 +85,7 @@ int amp_post(const char *url, const char *body, size_t len, int timeout_ms, amp_
     size_t got;
     char *reply;
 
+    (void)unused;
     answer->status = 0;
     answer->retry_after = -1;
     answer->body[0] = 0;
@@ -139,5 +144,110 @@ int amp_post(const char *url, const char *body, size_t len, int timeout_ms, amp_
     start = end ? end + 4 : reply + got;
     snprintf(answer->body, sizeof answer->body, "%s", start);
     free(reply);
+    return 0;
+}
+
+/* One request through the host: the waiter and the host's callback share it; whoever comes
+ * second frees it (the waiter gives up after the timeout plus a margin, the host always calls). */
+typedef struct host_call {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done, abandoned;
+    int ok;
+    amp_answer answer;
+    char error[256];
+} host_call;
+
+static void host_call_free(host_call *c) {
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+static void host_done(void *user, uint64_t request_id, const ah_http_response *r) {
+    host_call *c = (host_call *)user;
+    int abandoned;
+    size_t i;
+    (void)request_id;
+    pthread_mutex_lock(&c->lock);
+    c->ok = r->outcome == AH_OK;
+    c->answer.status = r->status_code;
+    c->answer.retry_after = -1;
+    for (i = 0; r->headers && i < r->header_count; i++) {
+        const ah_http_header *h = &r->headers[i];
+        if (h->name_len == 11 && memcmp(h->name, "retry-after", 11) == 0 && h->value) {
+            char text[32];
+            size_t n = h->value_len < sizeof text - 1 ? h->value_len : sizeof text - 1;
+            memcpy(text, h->value, n);
+            text[n] = 0;
+            c->answer.retry_after = strtod(text, NULL);
+        }
+    }
+    {
+        size_t n = r->body && r->body_len < sizeof c->answer.body - 1 ? r->body_len : r->body ? sizeof c->answer.body - 1 : 0;
+        if (n) memcpy(c->answer.body, r->body, n);
+        c->answer.body[n] = 0;
+    }
+    {
+        size_t n = r->error && r->error_len < sizeof c->error - 1 ? r->error_len : r->error ? sizeof c->error - 1 : 0;
+        if (n) memcpy(c->error, r->error, n);
+        c->error[n] = 0;
+    }
+    c->done = 1;
+    abandoned = c->abandoned;
+    pthread_cond_signal(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    if (abandoned) host_call_free(c);
+}
+
+int amp_post_host(void *ctx, const char *url, const char *body, size_t len, int timeout_ms,
+                  amp_answer *answer, char *err, size_t cap) {
+    const amp_host_http *http = (const amp_host_http *)ctx;
+    static const char content_type[] = "application/json";
+    ah_http_header header;
+    ah_http_request request;
+    host_call *c = (host_call *)calloc(1, sizeof *c);
+    struct timespec deadline;
+    char reason[256];
+    int rc = 0, answered;
+    answer->status = 0;
+    answer->retry_after = -1;
+    answer->body[0] = 0;
+    if (!c) { snprintf(err, cap, "Amplitude: out of memory"); return -1; }
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->cond, NULL);
+    header.name = "Content-Type"; header.name_len = 12;
+    header.value = content_type; header.value_len = sizeof content_type - 1;
+    memset(&request, 0, sizeof request);
+    request.size = sizeof request;
+    request.method = "POST"; request.method_len = 4;
+    request.url = url; request.url_len = strlen(url);
+    request.headers = &header; request.header_count = 1;
+    request.body = body; request.body_len = len;
+    request.timeout_ms = (uint32_t)timeout_ms;
+    reason[0] = 0;
+    if (http->table->start(http->host_ctx, &request, host_done, c, NULL, reason, sizeof reason) != AH_OK) {
+        snprintf(err, cap, "Amplitude: the host did not start the request to %s: %s", url, reason);
+        host_call_free(c);
+        return -1;
+    }
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000 + 10;
+    pthread_mutex_lock(&c->lock);
+    while (!c->done && rc == 0) rc = pthread_cond_timedwait(&c->cond, &c->lock, &deadline);
+    answered = c->done;
+    if (!answered) c->abandoned = 1;
+    pthread_mutex_unlock(&c->lock);
+    if (!answered) {
+        snprintf(err, cap, "Amplitude: no answer from the host's HTTP client for %s within %d ms", url, timeout_ms);
+        return -1; /* the host's callback frees it */
+    }
+    if (!c->ok) {
+        snprintf(err, cap, "Amplitude: POST %s failed: %s", url, c->error[0] ? c->error : "no answer");
+        host_call_free(c);
+        return -1;
+    }
+    *answer = c->answer;
+    host_call_free(c);
     return 0;
 }

@@ -27,6 +27,8 @@
 struct ah_instance {
     const ah_host *host;
     amp_settings settings;
+    amp_host_http http;        /* table NULL: the host has no AH_EXT_HTTP_REQUESTS */
+    amp_transport transport;
 };
 
 static int read_bool(const amp_json *doc, const char *name, int fallback, int *out, char *err, size_t cap) {
@@ -80,7 +82,7 @@ static int read_list(const amp_json *doc, const char *name, char list[][128], in
     return 0;
 }
 
-int amp_settings_parse(amp_settings *s, const char *text, size_t len, char *err, size_t cap) {
+int amp_settings_parse(amp_settings *s, const char *text, size_t len, int https_ok, char *err, size_t cap) {
     amp_json doc;
     char endpoint[64], host[900];
     int timeout_s, rc = -1;
@@ -121,9 +123,9 @@ int amp_settings_parse(amp_settings *s, const char *text, size_t len, char *err,
     if (read_int(&doc, "batchSize", 200, 1, 2000, &s->max_events, err, cap) != 0) goto done;
     s->timeout_ms = timeout_s * 1000;
     s->max_bytes = 1000 * 1000;
-    if (strncmp(s->url, "https://", 8) == 0) {
+    if (!https_ok && strncmp(s->url, "https://", 8) == 0) {
         snprintf(err, cap, "Amplitude: sending to %s needs HTTPS through the host's HTTP client, which this host does not offer "
-                 "for uploads yet; set \"apiHost\" to an http:// base URL (a forwarding proxy) meanwhile", s->url);
+                 "(ABI 1.3's HTTP requests); set \"apiHost\" to an http:// base URL (a forwarding proxy) meanwhile", s->url);
         goto done;
     }
     rc = 0;
@@ -164,7 +166,7 @@ static ah_status send_event(ah_instance *self, const char *json, size_t len, cha
         amp_buf_free(&out);
         return AH_ERR_PERMANENT;
     }
-    amp_deliver(&self->settings, refs, n, sleep_seconds, NULL, err, cap);
+    amp_deliver(&self->settings, &self->transport, refs, n, sleep_seconds, NULL, err, cap);
     for (i = 0; i < n; i++)
         if (refs[i].outcome == AMP_RETRY_LATER) worst = AMP_RETRY_LATER;
         else if (refs[i].outcome == AMP_REFUSED && worst == AMP_DELIVERED) worst = AMP_REFUSED;
@@ -181,7 +183,7 @@ static ah_status amp_group(ah_instance *s, const char *j, size_t l, char *e, siz
 static ah_status amp_update(ah_instance *self, const char *settings, size_t len, int32_t kind, char *err, size_t cap) {
     amp_settings next;
     (void)kind;
-    if (amp_settings_parse(&next, settings, len, err, cap) != 0) return AH_ERR_PERMANENT;
+    if (amp_settings_parse(&next, settings, len, self->http.table != NULL, err, cap) != 0) return AH_ERR_PERMANENT;
     self->settings = next;
     return AH_OK;
 }
@@ -192,7 +194,14 @@ static ah_instance *amp_create(const ah_host *host, const char *settings, size_t
     ah_instance *self = (ah_instance *)calloc(1, sizeof *self);
     if (!self) { snprintf(err, cap, "Amplitude: out of memory"); return NULL; }
     self->host = host;
-    if (amp_settings_parse(&self->settings, settings, len, err, cap) != 0) { free(self); return NULL; }
+    /* The host's HTTP client when it offers one (https, proxies); else plain http:// of our own. */
+    if (AH_HAS_FIELD(host, ah_host, get_extension)) {
+        const ah_host_http_requests *http = (const ah_host_http_requests *)host->get_extension(host->ctx, AH_EXT_HTTP_REQUESTS);
+        if (http && http->size >= sizeof(ah_host_http_requests)) { self->http.table = http; self->http.host_ctx = host->ctx; }
+    }
+    if (self->http.table) { self->transport.post = amp_post_host; self->transport.ctx = &self->http; }
+    else { self->transport.post = amp_post_socket; self->transport.ctx = NULL; }
+    if (amp_settings_parse(&self->settings, settings, len, self->http.table != NULL, err, cap) != 0) { free(self); return NULL; }
     return self;
 }
 

@@ -93,7 +93,8 @@ typedef struct amp_settings {
     int timeout_ms;
 } amp_settings;
 
-int amp_settings_parse(amp_settings *s, const char *text, size_t len, char *err, size_t cap);
+/* `https_ok`: the host's HTTP client is there to send to https URLs. */
+int amp_settings_parse(amp_settings *s, const char *text, size_t len, int https_ok, char *err, size_t cap);
 
 /* ---- Mapping ------------------------------------------------------------------------------- */
 
@@ -115,10 +116,25 @@ typedef struct amp_answer {
     char body[2048];      /* the start of the body, NUL-terminated */
 } amp_answer;
 
-/* POSTs `body` as JSON to `url`; 0 when the server answered (see `answer->status`), -1 with the
- * reason in `err` when it could not be reached. */
-int amp_post(const char *url, const char *body, size_t len, int timeout_ms, amp_answer *answer,
-             char *err, size_t cap);
+/* How requests leave: `post` POSTs `body` as JSON to `url`; 0 when the server answered (see
+ * `answer->status`), -1 with the reason in `err` when it could not be reached. */
+typedef struct amp_transport {
+    int (*post)(void *ctx, const char *url, const char *body, size_t len, int timeout_ms,
+                amp_answer *answer, char *err, size_t cap);
+    void *ctx;
+} amp_transport;
+
+/* Plain http:// over a socket of its own (hosts without ABI 1.3's HTTP requests, and tools). */
+int amp_post_socket(void *ctx, const char *url, const char *body, size_t len, int timeout_ms,
+                    amp_answer *answer, char *err, size_t cap);
+/* Through the host's HTTP client (AH_EXT_HTTP_REQUESTS; https included): `ctx` is the
+ * `amp_host_http` below. Waits for the answer, which the host gives on one of its threads. */
+typedef struct amp_host_http {
+    const ah_host_http_requests *table;
+    void *host_ctx;
+} amp_host_http;
+int amp_post_host(void *ctx, const char *url, const char *body, size_t len, int timeout_ms,
+                  amp_answer *answer, char *err, size_t cap);
 
 enum amp_outcome { AMP_DELIVERED = 0, AMP_REFUSED = 1, AMP_RETRY_LATER = 2 };
 
@@ -131,7 +147,7 @@ typedef struct amp_event_ref {
 /* Sends `events` in requests within the settings' limits; sets each event's outcome and writes
  * the first problem into `err`. `wait` sleeps between attempts (seconds). Returns the number of
  * requests sent. */
-int amp_deliver(const amp_settings *s, amp_event_ref *events, int count,
+int amp_deliver(const amp_settings *s, const amp_transport *transport, amp_event_ref *events, int count,
                 void (*wait)(void *ctx, double seconds), void *wait_ctx, char *err, size_t cap);
 
 #endif

@@ -19,12 +19,13 @@ static void record_wait(void *ctx, double seconds) {
 
 int main(int argc, char **argv) {
     amp_settings settings;
+    amp_transport socket_transport = {amp_post_socket, NULL};
     amp_buf out = {0};
     amp_event_ref *refs;
     char err[4096], line[1 << 16];
     int count = 0, i, requests;
     size_t at = 0;
-    if (argc != 2 || amp_settings_parse(&settings, argv[1], strlen(argv[1]), err, sizeof err) != 0) {
+    if (argc != 2 || amp_settings_parse(&settings, argv[1], strlen(argv[1]), 0, err, sizeof err) != 0) {
         fprintf(stderr, "settings: %s\n", argc == 2 ? err : "usage: driver SETTINGS_JSON");
         return 2;
     }
@@ -46,7 +47,7 @@ int main(int argc, char **argv) {
         refs[i].len = strlen(out.data + at);
         at += refs[i].len + 1;
     }
-    requests = amp_deliver(&settings, refs, count, record_wait, NULL, err, sizeof err);
+    requests = amp_deliver(&settings, &socket_transport, refs, count, record_wait, NULL, err, sizeof err);
     for (i = 0; i < count; i++) printf("outcome %d %d\n", i, refs[i].outcome);
     printf("requests %d\nwaits", requests);
     for (i = 0; i < wait_count; i++) printf(" %g", waits[i]);

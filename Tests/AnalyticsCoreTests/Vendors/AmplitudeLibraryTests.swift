@@ -54,6 +54,7 @@ import Testing
         #expect(sent["idfa"] == "ad-9")
         #expect(sent["library"] == "analytics-host/1.0.0")
         #expect(fake.server.requests[0].bodyText.contains(#""visits":9007199254740993"#), "the number past 2^53 keeps its digits")
+        #expect(fake.server.requests[0].header("User-Agent") != "analytics-host-amplitude/1.0.0", "sent by the host's HTTP client, not the library's own")
     }
 
     @Test func trackCarriesRevenueAndOrderCompletedAddsOneEventPerProduct() throws {
@@ -163,7 +164,7 @@ import Testing
         let wrongDir = try FixtureBuilder.makeDirectory()
         defer { FixtureBuilder.remove(wrongDir) }
         let library = try PluginLoader().load(file: try AmplitudeBuild.library(in: wrongDir))
-        let wrong = try library.makeInstance(settings: settingsObject(#"{"apiKey":"not-the-key","apiHost":"\#(fake.baseURL)"}"#), services: RecordingHost().services)
+        let wrong = try library.makeInstance(settings: settingsObject(#"{"apiKey":"not-the-key","apiHost":"\#(fake.baseURL)"}"#), services: AmplitudeBuild.services())
         guard case .permanent(let badKey) = wrong.deliver(wireEvent(#"{"type":"track","event":"X","userId":"user-42"}"#)) else {
             Issue.record("a wrong api key is permanent"); return
         }
@@ -193,17 +194,36 @@ import Testing
         (#"{"apiKey":"k","apiHost":"http://x","trackAllPages":"yes"}"#, "Amplitude: \"trackAllPages\" must be true or false"),
         (#"{"apiKey":"k","apiHost":"http://x","traitsToSetOnce":"a"}"#, "Amplitude: \"traitsToSetOnce\" must be an array of trait names"),
         (#"{"apiKey":"k","apiHost":"http://x","batchSize":5000}"#, "Amplitude: \"batchSize\" must be an integer from 1 to 2000"),
-        (#"{"apiKey":"k","endpoint":"europe"}"#, "Amplitude: sending to https://api.eu.amplitude.com/2/httpapi needs HTTPS through the host's HTTP client, which this host does not offer for uploads yet; set \"apiHost\" to an http:// base URL (a forwarding proxy) meanwhile"),
     ])
     func badSettingsAreRefusedWithTheReason(settings: String, message: String) throws {
         let dir = try FixtureBuilder.makeDirectory()
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try AmplitudeBuild.library(in: dir))
         do {
-            _ = try library.makeInstance(settings: settingsObject(settings), services: RecordingHost().services)
+            _ = try library.makeInstance(settings: settingsObject(settings), services: AmplitudeBuild.services())
             Issue.record("create should fail for \(settings)")
         } catch {
             #expect(error.reason == .createFailed(key: "Amplitude", message: message))
         }
+    }
+
+    @Test func withoutTheHostsHTTPClientItSendsPlainHTTPItselfAndRefusesHTTPS() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let fake = try AmplitudeFake()
+        let own = try AmplitudeBuild.instance(fake, dir: dir, hostHTTP: false)
+        #expect(own.deliver(wireEvent(#"{"type":"track","event":"Over A Socket","userId":"user-42","messageId":"m-s"}"#)) == .ok)
+        #expect(fake.events.map { $0["event_type"]?.stringValue } == ["Over A Socket"])
+        #expect(fake.server.requests.last?.header("User-Agent") == "analytics-host-amplitude/1.0.0")
+
+        let library = try PluginLoader().load(file: try AmplitudeBuild.library(in: dir))
+        do {
+            _ = try library.makeInstance(settings: settingsObject(#"{"apiKey":"k","endpoint":"europe"}"#), services: AmplitudeBuild.services(hostHTTP: false))
+            Issue.record("https without the host's HTTP client must be refused")
+        } catch {
+            #expect(error.reason == .createFailed(key: "Amplitude", message: "Amplitude: sending to https://api.eu.amplitude.com/2/httpapi needs HTTPS through the host's HTTP client, which this host does not offer (ABI 1.3's HTTP requests); set \"apiHost\" to an http:// base URL (a forwarding proxy) meanwhile"))
+        }
+        // With the host's client, Segment's default endpoints are taken as they are.
+        _ = try library.makeInstance(settings: settingsObject(#"{"apiKey":"k","endpoint":"europe"}"#), services: AmplitudeBuild.services())
     }
 }

@@ -21,7 +21,7 @@ enum AmplitudeBuild {
     private static let built: Result<String, any Error> = Result {
         let dir = try FixtureBuilder.makeDirectory()
         let output = dir + "/libamplitude.so"
-        try FixtureBuilder.run("/usr/bin/gcc", flags + ["-shared", "-fPIC", "-fvisibility=hidden", "-o", output] + sources + ["-lm"])
+        try FixtureBuilder.run("/usr/bin/gcc", flags + ["-shared", "-fPIC", "-fvisibility=hidden", "-o", output] + sources + ["-lm", "-pthread"])
         return output
     }
 
@@ -30,15 +30,22 @@ enum AmplitudeBuild {
     private static let builtDriver: Result<String, any Error> = Result {
         let dir = try FixtureBuilder.makeDirectory()
         let output = dir + "/amplitude_batch_driver"
-        try FixtureBuilder.run("/usr/bin/gcc", flags + ["-o", output, FixtureBuilder.root + "/Tests/Fixtures/amplitude_batch_driver.c"] + sources + ["-lm"])
+        try FixtureBuilder.run("/usr/bin/gcc", flags + ["-o", output, FixtureBuilder.root + "/Tests/Fixtures/amplitude_batch_driver.c"] + sources + ["-lm", "-pthread"])
         return output
     }
 
+    /// Host services with the host's HTTP client (ABI 1.3's HTTP requests), or without it.
+    static func services(hostHTTP: Bool = true) -> HostServices {
+        var services = RecordingHost().services
+        if hostHTTP { services.http = NativeHTTPService.using(HTTPClient()) }
+        return services
+    }
+
     /// A loaded instance talking to `fake`, with `extra` settings.
-    static func instance(_ fake: AmplitudeFake, _ extra: String = "", dir: String) throws -> NativeIntegration {
+    static func instance(_ fake: AmplitudeFake, _ extra: String = "", dir: String, hostHTTP: Bool = true) throws -> NativeIntegration {
         let library = try PluginLoader().load(file: try library(in: dir))
         let settings = settingsObject(#"{"apiKey":"\#(fake.apiKey)","apiHost":"\#(fake.baseURL)"\#(extra.isEmpty ? "" : "," + extra)}"#)
-        return try library.makeInstance(settings: settings, services: RecordingHost().services)
+        return try library.makeInstance(settings: settings, services: services(hostHTTP: hostHTTP))
     }
 }
 
