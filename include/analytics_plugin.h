@@ -51,7 +51,8 @@
  *        Library tables added since, each behind its own id (no core struct changed):
  *        AH_EXT_APPLICATION (application events: launch, background, terminate, push, openURL).
  *   1.3  Host tables: AH_EXT_HTTP_REQUESTS (POST/PUT/... with headers and a body, gzip on
- *        request, answered later through a callback). No core struct changed; a 1.0-1.2
+ *        request, answered later through a callback), AH_EXT_FINISH_LATER (an event hook
+ *        answers AH_PENDING and completes later with a token). No core struct changed; a 1.0-1.2
  *        library loads and behaves as before. docs/c-abi.md tells the whole story.
  */
 #ifndef ANALYTICS_PLUGIN_H
@@ -109,8 +110,8 @@ extern "C" {
  * Status codes and constants
  * ------------------------------------------------------------------------------------------- */
 
-/* Result of every fallible call. Any value other than these three is treated as
- * AH_ERR_PERMANENT by the host. */
+/* Result of every fallible call. Any value other than these three (and AH_PENDING where a hook
+ * may finish later) is treated as AH_ERR_PERMANENT by the host. */
 typedef int32_t ah_status;
 /* Done. */
 #define AH_OK 0
@@ -120,6 +121,12 @@ typedef int32_t ah_status;
 /* Failed for a reason that will not go away (bad input, bad configuration): the host reports it
  * and does not retry. */
 #define AH_ERR_PERMANENT 2
+
+/* (1.3) The event hook took a completion token (AH_EXT_FINISH_LATER) and will finish the call
+ * later through `complete`. Only a host that offers AH_EXT_FINISH_LATER gives tokens, so only such
+ * a host ever sees this value; answering it without having taken a token during the call is a
+ * permanent failure. */
+#define AH_PENDING 3
 
 /* The smallest `err_cap` the host ever passes (error texts longer than this are truncated). */
 #define AH_ERROR_CAPACITY_MIN 256
@@ -722,6 +729,51 @@ typedef struct ah_host_http_requests {
                                   ah_http_done_fn AH_NONNULL done, void *AH_NULLABLE user,
                                   uint64_t *AH_NULLABLE out_id, char *AH_NULLABLE err, size_t err_cap);
 } ah_host_http_requests;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: finishing an event later (ABI 1.3, AH_EXT_FINISH_LATER)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Lets an event hook (identify, track, screen, group, alias) answer "pending" and give its real
+ * answer later, from any thread, e.g. once the vendor acknowledged the upload that held the
+ * event. The host goes on calling the next hooks meanwhile, so a library can gather many events
+ * into one upload without answering AH_OK for events it still only holds in memory.
+ *
+ * The protocol, for one call:
+ *   inside the hook:  token = fl->token(ctx); keep it with the event; return AH_PENDING;
+ *   later, any thread: fl->complete(ctx, token, AH_OK or AH_ERR_*, reason, reason_len);
+ * The host then treats the answer exactly as if the hook had returned it: AH_OK is delivered,
+ * AH_ERR_RETRYABLE is called again later (the same event, with backoff, retried events in the
+ * order they first arrived), AH_ERR_PERMANENT is reported and counted.
+ *
+ * Bounds: at most `max_pending` calls of one instance are pending; the host waits for a
+ * completion before it calls the next event hook (its queue fills meanwhile, as behind a slow
+ * hook). A call pending for longer than the host's hook timeout is abandoned, counted and
+ * reported as a hung hook would be. A flush waits (within that timeout) for every pending call
+ * of the instance; before `destroy` the host waits for them likewise, then abandons the rest. */
+#define AH_EXT_FINISH_LATER "analytics-host.finish-later/1"
+
+/* Owner: the host. Lifetime: as the ah_host it came from. */
+typedef struct ah_host_finish_later {
+    /* sizeof(ah_host_finish_later) as compiled by the host. */
+    uint32_t size;
+    /* How many calls of one instance may be pending at once. */
+    uint32_t max_pending;
+    /* The completion token of the event hook in progress (never 0; the same value if asked twice
+     * in one call), or 0 when no event hook of this instance is running on the calling thread's
+     * behalf. A token taken by a hook that then returns anything but AH_PENDING is void.
+     * [serialized] Call it only from inside an event hook. */
+    uint64_t (*AH_NONNULL token)(void *AH_NULLABLE ctx);
+    /* Gives the answer of the pending call `token`: `status` AH_OK, AH_ERR_RETRYABLE or
+     * AH_ERR_PERMANENT, with `reason` (`reason_len` bytes, borrowed for the call; may be NULL
+     * with AH_OK). Exactly once per token. Returns AH_OK when taken; AH_ERR_PERMANENT, doing
+     * nothing but a report (logged with the library's key), for a token that is unknown, void,
+     * already completed, abandoned after the timeout, or whose instance was destroyed.
+     * [any thread], including from inside the hook that took the token, and from a `done` of
+     * AH_EXT_HTTP_REQUESTS. Never blocks on the instance's hooks. */
+    ah_status (*AH_NONNULL complete)(void *AH_NULLABLE ctx, uint64_t token, ah_status status,
+                                     const char *AH_NULLABLE reason, size_t reason_len);
+} ah_host_finish_later;
 
 /* ---------------------------------------------------------------------------------------------
  * Host capability: signals (ABI 1.2, AH_EXT_SIGNALS)

@@ -13,6 +13,7 @@ enum HostExtensions {
         case AH_EXT_CLIENT: return services.client == nil ? nil : UnsafeRawPointer(client)
         case AH_EXT_HTTP: return services.http == nil ? nil : UnsafeRawPointer(http)
         case AH_EXT_HTTP_REQUESTS: return services.http == nil ? nil : UnsafeRawPointer(httpRequests)
+        case AH_EXT_FINISH_LATER: return UnsafeRawPointer(finishLater)
         default: return nil
         }
     }

@@ -11,10 +11,13 @@ final class HostServicesTable: @unchecked Sendable {
     private var handle: HostServicesHandle!
     /// AH_EXT_HTTP_REQUESTS: the requests this instance started that have not completed.
     let httpRequestsInFlight: HTTPRequestsInFlight
+    /// AH_EXT_FINISH_LATER: this instance's calls that answered pending.
+    let pendingCalls: PendingCalls
 
     init(_ services: HostServices) {
         self.services = services
         httpRequestsInFlight = HTTPRequestsInFlight(key: services.key)
+        pendingCalls = PendingCalls(log: services.log)
         table = .allocate(capacity: 1)
         table.initialize(to: ah_host(
             size: UInt32(MemoryLayout<ah_host>.size),
@@ -43,6 +46,7 @@ final class HostServicesTable: @unchecked Sendable {
     func instanceEnding() {
         extensionLock.withLock { _ in signalsTable }?.removeAll()
         httpRequestsInFlight.cancelAll()
+        _ = pendingCalls.end()
     }
 
     /// The services behind a table's `ctx`; nil once revoked (`function` names the late call).
@@ -92,7 +96,9 @@ private func hostSendEvent(_ ctx: UnsafeMutableRawPointer?, _ json: UnsafePointe
 /// NULL for an id this host (or this instance's services) does not offer.
 private func hostGetExtension(_ ctx: UnsafeMutableRawPointer?, _ id: UnsafePointer<CChar>) -> UnsafeRawPointer? {
     guard let box = HostServicesTable.from(ctx, "get_extension") else { return nil }
-    if String(cString: id) == AH_EXT_SIGNALS { return box.signalsCapability() }
+    let name = String(cString: id)
+    if name == AH_EXT_SIGNALS { return box.signalsCapability() }
+    if name == AH_EXT_FINISH_LATER { box.pendingCalls.markUsed() }
     return HostExtensions.lookup(box.services, id: id)
 }
 

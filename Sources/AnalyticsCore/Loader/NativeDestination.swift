@@ -8,7 +8,8 @@ import Foundation
 /// Every hook runs on the destination's worker, which is what the ABI's per-instance
 /// serialization rule asks for. The library hears `started` before its first call there, and
 /// `stopping`, `flush`, `destroy` when the worker shuts down.
-public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination, @unchecked Sendable {
+public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination,
+    SettlesLater, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let integration: NativeIntegration
@@ -18,8 +19,8 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     public let wholeSettings: Bool
 
     /// Set once by `configure` (on the thread adding the destination), read on failures only.
-    private let client = Locked(Client())
-    private struct Client {
+    let client = Locked(Client())
+    struct Client {
         var analytics = WeakAnalytics()
         var stats: DestinationStats?
     }
@@ -31,6 +32,10 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     private var unflushed = false
     /// The shutdown step in progress, for the report if it never returns.
     private let step = Locked<String?>(nil)
+    /// Events whose hook answered pending (ABI 1.3), by token. Touched on the worker only.
+    var parked: [UInt64: ParkedEvent] = [:]
+    /// How long a call may stay pending (the client's hook timeout, set by `configure`).
+    var hookTimeout = 10.0
 
     public init(integration: NativeIntegration, retryPolicy: NativeRetryPolicy = NativeRetryPolicy()) {
         self.key = integration.key
@@ -42,6 +47,9 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     public func configure(analytics: Analytics) {
         let stats = analytics.timeline.stats(forKey: key)
         client.withLock { $0 = Client(analytics: WeakAnalytics(analytics), stats: stats) }
+        hookTimeout = analytics.configuration.hookTimeout
+        let weak = WeakAnalytics(analytics), key = key
+        integration.pendingCalls.onArrival { weak.value?.timeline.worker(forKey: key)?.submit(.settle) }
     }
 
     /// The library has no hook for this kind of event and nothing in this destination's own
@@ -63,6 +71,8 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
     public func execute(_ event: Event) -> Event? {
         startIfNeeded()
         unflushed = true
+        // A library that may finish later (it looked up AH_EXT_FINISH_LATER) takes the longer road.
+        if integration.pendingCalls.isUsed { return executeAllowingPending(event) }
         return perform(event.type.rawValue, countsAsEvent: true) { integration.deliver(event) } ? event : nil
     }
 
@@ -81,7 +91,10 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
 
     public func flush() {
         startIfNeeded()
-        if perform("flush", countsAsEvent: false, { integration.flush() }) { unflushed = false }
+        let flushed = perform("flush", countsAsEvent: false, { integration.flush() })
+        // A flush ends when what the library holds has its answer (within the hook timeout).
+        if !parked.isEmpty { settlePending(until: monotonicSeconds() + pendingWaitBudget) }
+        if flushed && parked.isEmpty { unflushed = false }
     }
 
     /// An application event (on the worker, like every hook); failures are reported, not retried.
@@ -109,6 +122,11 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
         if unflushed || !started {
             step.withLock { $0 = "flush" }
             _ = perform("flush", countsAsEvent: false) { integration.flush() }
+        }
+        if !parked.isEmpty {
+            step.withLock { $0 = "waiting for calls that finish later" }
+            settlePending(until: monotonicSeconds() + pendingWaitBudget)
+            abandonParked(reason: "no answer before the instance ended")
         }
         step.withLock { $0 = "destroy" }
         integration.destroy()
@@ -142,6 +160,11 @@ public final class NativeDestination: DestinationPlugin, ApplicationLifecycle, E
             attempt += 1
             result = call()
         }
+        return reportFailure(what, result, attempts: attempt, countsAsEvent: countsAsEvent)
+    }
+
+    /// Reports a failed call (and counts it for events); false, or true for `.ok`.
+    func reportFailure(_ what: String, _ result: NativeHookResult, attempts attempt: Int, countsAsEvent: Bool) -> Bool {
         let message: String
         switch result {
         case .ok: return true

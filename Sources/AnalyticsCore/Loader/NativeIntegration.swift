@@ -129,6 +129,48 @@ public final class NativeIntegration: @unchecked Sendable {
         services.revoke()
     }
 
+    /// An event hook's answer when the hook may finish later (ABI 1.3, `AH_EXT_FINISH_LATER`).
+    enum EventAnswer {
+        case done(NativeHookResult)
+        /// The hook answered AH_PENDING with this token: `pendingCalls` will hold its answer.
+        case pending(UInt64)
+    }
+
+    /// This instance's pending calls (answers arrive there from any thread).
+    var pendingCalls: PendingCalls { services.pendingCalls }
+
+    /// Like `deliver`, but the hook may answer pending.
+    func deliverAllowingPending(_ event: Event) -> EventAnswer {
+        let hook: EventHook?
+        let name: StaticString
+        switch event.type {
+        case .track: (hook, name) = (hooks.track, "track")
+        case .identify: (hook, name) = (hooks.identify, "identify")
+        case .screen, .page: (hook, name) = (hooks.screen, "screen")
+        case .group: (hook, name) = (hooks.group, "group")
+        case .alias: (hook, name) = (hooks.alias, "alias")
+        }
+        guard let hook, let instance = live else { return .done(.ok) }
+        let pending = services.pendingCalls
+        pending.arm()
+        let bytes = event.serializedBytes
+        errorBuffer.clear()
+        let status = bytes.withUnsafeBytes { raw -> ah_status in
+            guard let base = raw.baseAddress else { return ah_status(AH_ERR_PERMANENT) }
+            return hook(instance, base.assumingMemoryBound(to: CChar.self), raw.count, errorBuffer.base, errorBuffer.capacity)
+        }
+        let token = pending.takeCall()
+        if status == ah_status(AH_PENDING) {
+            if token != 0 { return .pending(token) }
+            return .done(.permanent("\(name) answered AH_PENDING without taking a completion token"))
+        }
+        if token != 0, pending.void(token) {
+            services.services.log(.error, "\(name) completed token \(token) but answered \(status) itself; the completion was ignored (a library bug)")
+        }
+        if status == ah_status(AH_OK) { return .done(.ok) }
+        return .done(NativeHookResult(status: status, message: errorBuffer.message, hook: name))
+    }
+
     typealias EventHook = @convention(c) (OpaquePointer, UnsafePointer<CChar>, Int, UnsafeMutablePointer<CChar>, Int) -> ah_status
 
     /// The hot path: no allocation when the event's encoding is cached, one indirect call.

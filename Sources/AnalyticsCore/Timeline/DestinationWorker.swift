@@ -23,6 +23,8 @@ final class DestinationWorker: @unchecked Sendable {
         case announceStopping(DispatchGroup)
         /// An application event (`Analytics.application`), in order with the events.
         case application(ApplicationEvent)
+        /// Answers of calls that finished later arrived (`SettlesLater`): act on them now.
+        case settle
 
         var isEvent: Bool { if case .event = self { return true } else { return false } }
         var group: DispatchGroup? {
@@ -286,6 +288,7 @@ final class DestinationWorker: @unchecked Sendable {
         case .flush?: call = "flush"
         case .announceStopping?: call = "lifecycle(stopping)"
         case .application(let event)?: call = "application_event(\(event.name))"
+        case .settle?: call = "retrying calls that finished later"
         case nil: call = abandonable?.stoppingStep ?? "shutdown"
         }
         let count = left.events + extra
@@ -441,6 +444,8 @@ final class DestinationWorker: @unchecked Sendable {
             group.leave()
         case .application(let event):
             (destination as? ApplicationLifecycle)?.application(event)
+        case .settle:
+            (destination as? SettlesLater)?.settle()
         }
         return .control
     }

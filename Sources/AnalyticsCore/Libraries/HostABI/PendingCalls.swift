@@ -1,0 +1,197 @@
+import Foundation
+import Synchronization
+
+/// The calls of one instance that answered "pending" (`AH_EXT_FINISH_LATER`, ABI 1.3), between
+/// the library's threads (which complete them) and the thread that calls the hooks (which owns
+/// the events behind them and acts on the answers).
+///
+/// A token goes through: taken (handed out inside a hook), parked (the hook answered pending; a
+/// deadline runs), completed (the answer waits for the owner), then gone. Tokens grow with the
+/// calls, so answers handed over in token order keep the events' order. A completion that finds
+/// no taken or parked token (unknown, twice, abandoned, after the end) changes nothing and is
+/// reported once per kind of mistake.
+final class PendingCalls: Sendable {
+    static let defaultMaxPending = 1000
+
+    let maxPending: Int
+    private let log: @Sendable (NativeLogLevel, String) -> Void
+
+    private struct State {
+        var next: UInt64 = 1
+        /// The token of the hook in progress (0: none taken yet), while `armed`.
+        var armed = false
+        var current: UInt64 = 0
+        /// Taken or parked tokens: the deadline once parked (nil while taken).
+        var open: [UInt64: Double?] = [:]
+        var completed: [(UInt64, NativeHookResult)] = []
+        var ended = false
+        var reported: Set<String> = []
+        var wakePosted = false
+        /// When the expiry wake-up is due (nil: none scheduled).
+        var expiryWake: Double?
+    }
+    private let state = Locked(State())
+    private let arrived = NSCondition()
+    /// Called (outside any lock) when an answer arrives and the owner may be idle.
+    private let wake = Locked<(@Sendable () -> Void)?>(nil)
+
+    /// Set when the library looked up `AH_EXT_FINISH_LATER`: only then may its hooks pend, and
+    /// only then do event calls pay for arming a token.
+    private let used = Atomic<Bool>(false)
+    var isUsed: Bool { used.load(ordering: .relaxed) }
+    func markUsed() { used.store(true, ordering: .relaxed) }
+
+    init(maxPending: Int = PendingCalls.defaultMaxPending, log: @escaping @Sendable (NativeLogLevel, String) -> Void) {
+        self.maxPending = maxPending
+        self.log = log
+    }
+
+    func onArrival(_ wake: @escaping @Sendable () -> Void) { self.wake.withLock { $0 = wake } }
+
+    // MARK: The library's side
+
+    /// `token()`: the token of the hook in progress, made on first request; 0 outside a hook.
+    func token() -> UInt64 {
+        state.withLock { s in
+            guard s.armed, !s.ended else { return 0 }
+            if s.current == 0 {
+                s.current = s.next
+                s.next += 1
+                s.open[s.current] = .some(nil)
+            }
+            return s.current
+        }
+    }
+
+    /// `complete()`: false (and a report) when the token is not open.
+    func complete(_ token: UInt64, _ result: NativeHookResult) -> Bool {
+        let outcome = state.withLock { s -> (Bool, String?, Bool) in
+            if s.ended {
+                return (false, s.reported.insert("ended").inserted ? "completed token \(token) after its instance ended; ignored" : nil, false)
+            }
+            guard s.open.removeValue(forKey: token) != nil else {
+                let why = token == 0 || token >= s.next ? "an unknown token \(token)" : "token \(token), which is not pending (completed twice, void, or abandoned after the hook timeout)"
+                return (false, s.reported.insert(token == 0 || token >= s.next ? "unknown" : "stale").inserted ? "completed \(why); ignored" : nil, false)
+            }
+            s.completed.append((token, result))
+            let post = !s.wakePosted
+            s.wakePosted = true
+            return (true, nil, post)
+        }
+        if let message = outcome.1 { log(.error, "\(message) (a library bug; later ones of this kind are not reported)") }
+        if outcome.0 {
+            arrived.lock()
+            arrived.broadcast()
+            arrived.unlock()
+            if outcome.2 { wake.withLock { $0 }?() }
+        }
+        return outcome.0
+    }
+
+    // MARK: The owner's side (the thread that calls the hooks)
+
+    /// Before an event hook: `token()` may hand one out until `takeCall`.
+    func arm() { state.withLock { $0.armed = true; $0.current = 0 } }
+
+    /// After the hook: the token it took (0: none); no more are handed out.
+    func takeCall() -> UInt64 {
+        state.withLock { s in
+            s.armed = false
+            defer { s.current = 0 }
+            return s.current
+        }
+    }
+
+    /// The hook answered pending with `token`: its deadline starts now.
+    func park(_ token: UInt64, timeout: Double) {
+        state.withLock { s in
+            if s.open[token] != nil { s.open[token] = .some(monotonicSeconds() + timeout) }
+        }
+    }
+
+    /// Makes sure the owner is woken when the earliest parked call expires, even if nothing else
+    /// happens by then (an idle worker must still abandon, count and report it in time).
+    func scheduleExpiryWake() {
+        let due = state.withLock { s -> Double? in
+            // Deadlines only grow, so a wake-up already scheduled comes no later than needed (one
+            // that comes early finds nothing expired and schedules the next).
+            if s.expiryWake != nil { return nil }
+            guard let earliest = s.open.values.compactMap({ $0 }).min() else { return nil }
+            s.expiryWake = earliest
+            return earliest
+        }
+        guard let due else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, due - monotonicSeconds()) + 0.005) { [self] in
+            let fire = state.withLock { s -> Bool in
+                guard s.expiryWake == due else { return false }
+                s.expiryWake = nil
+                return true
+            }
+            if fire { wake.withLock { $0 }?() }
+        }
+    }
+
+    /// The hook took `token` but answered at once: the token is void (a completion already given
+    /// for it is dropped; true when there was one, a library bug worth a report).
+    @discardableResult
+    func void(_ token: UInt64) -> Bool {
+        state.withLock { s in
+            s.open.removeValue(forKey: token)
+            let before = s.completed.count
+            s.completed.removeAll { $0.0 == token }
+            return s.completed.count != before
+        }
+    }
+
+    /// Answers that arrived, oldest call first.
+    func drain() -> [(UInt64, NativeHookResult)] {
+        state.withLock { s in
+            s.wakePosted = false
+            defer { s.completed.removeAll() }
+            return s.completed.sorted { $0.0 < $1.0 }
+        }
+    }
+
+    /// Parked tokens past their deadline, now gone (a later completion is a reported no-op).
+    func expire(now: Double = monotonicSeconds()) -> [UInt64] {
+        state.withLock { s in
+            let late = s.open.compactMap { token, deadline -> UInt64? in
+                guard let deadline, deadline <= now else { return nil }
+                return token
+            }.sorted()
+            for t in late { s.open.removeValue(forKey: t) }
+            return late
+        }
+    }
+
+    /// Calls still waiting for their answer (answers not yet drained do not count).
+    var openCount: Int { state.withLock { $0.open.count } }
+
+    /// Waits until an answer arrives or `deadline` (monotonic seconds) passes; at the latest until
+    /// the earliest parked deadline, so that expiry is noticed.
+    func waitForArrival(until deadline: Double) {
+        let earliest = state.withLock { s -> Double? in
+            if !s.completed.isEmpty { return nil }
+            return s.open.values.compactMap { $0 }.min() ?? deadline
+        }
+        guard let earliest else { return }
+        let until = min(deadline, earliest)
+        arrived.lock()
+        defer { arrived.unlock() }
+        while state.withLock({ $0.completed.isEmpty }) {
+            let left = until - monotonicSeconds()
+            if left <= 0 { return }
+            _ = arrived.wait(until: Date(timeIntervalSinceNow: left))
+        }
+    }
+
+    /// The instance ends: every later completion is a reported no-op. Returns the calls still open.
+    func end() -> [UInt64] {
+        state.withLock { s in
+            s.ended = true
+            s.armed = false
+            defer { s.open.removeAll(); s.completed.removeAll() }
+            return s.open.keys.sorted()
+        }
+    }
+}

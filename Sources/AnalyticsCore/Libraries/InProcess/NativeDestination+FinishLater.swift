@@ -1,0 +1,128 @@
+import Foundation
+
+/// A destination that acts, on its worker, on answers that arrived from other threads.
+protocol SettlesLater: DestinationPlugin {
+    func settle()
+}
+
+/// An event whose hook answered pending, with the attempt that answered.
+struct ParkedEvent {
+    let event: Event
+    let attempt: Int
+}
+
+/// ABI 1.3 `AH_EXT_FINISH_LATER` for a library in this process: the worker goes on with the next
+/// events while answers come in from the library's threads; they are acted on here, on the
+/// worker, in the order the events first arrived (a `settle` item wakes an idle worker).
+///
+/// Counting: an event that answered pending counts as delivered when it is handed over; if its
+/// answer is a failure it moves to dropped (and failed), if it times out to abandoned, so the
+/// totals are what a synchronous answer would have given.
+extension NativeDestination {
+    func executeAllowingPending(_ event: Event) -> Event? {
+        settleArrived()
+        let pending = integration.pendingCalls
+        let room = monotonicSeconds() + hookTimeout
+        while parked.count >= pending.maxPending {
+            pending.waitForArrival(until: room)
+            settleArrived()
+            if monotonicSeconds() >= room { break }
+        }
+        return deliverEvent(event, attempt: 1) ? event : nil
+    }
+
+    func settle() { settleArrived() }
+
+    /// How long a flush or the end waits for pending answers: most of the hook timeout, leaving
+    /// the rest of the host's budget for that step (a worker over it is abandoned whole).
+    var pendingWaitBudget: Double { hookTimeout * 0.8 }
+
+    /// Calls the hook until it answers (or parks the event); false once it failed for good.
+    func deliverEvent(_ event: Event, attempt first: Int) -> Bool {
+        var attempt = first
+        while true {
+            switch integration.deliverAllowingPending(event) {
+            case .pending(let token):
+                integration.pendingCalls.park(token, timeout: hookTimeout)
+                parked[token] = ParkedEvent(event: event, attempt: attempt)
+                integration.pendingCalls.scheduleExpiryWake()
+                return true
+            case .done(.ok):
+                return true
+            case .done(let result):
+                if case .retryable = result, attempt < retryPolicy.maxAttempts {
+                    Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
+                    attempt += 1
+                    continue
+                }
+                return reportFailure(event.type.rawValue, result, attempts: attempt, countsAsEvent: true)
+            }
+        }
+    }
+
+    /// Acts on the answers that arrived, oldest event first, and on calls past their deadline.
+    func settleArrived() {
+        let pending = integration.pendingCalls
+        let late = pending.expire()
+        if !late.isEmpty { abandon(tokens: late, reason: "no answer within \(hookTimeout) s") }
+        defer { if !parked.isEmpty { pending.scheduleExpiryWake() } }
+        var retries: [ParkedEvent] = []
+        for (token, result) in pending.drain() {
+            guard let p = parked.removeValue(forKey: token) else { continue }
+            switch result {
+            case .ok:
+                continue
+            case .retryable where p.attempt < retryPolicy.maxAttempts:
+                retries.append(p)
+            default:
+                _ = reportFailure(p.event.type.rawValue, result, attempts: p.attempt, countsAsEvent: true)
+                recount(to: .dropped)
+            }
+        }
+        guard !retries.isEmpty else { return }
+        // One backoff for the round (a batch the vendor refused comes back as many answers at once),
+        // then the events again, in the order they first arrived.
+        Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: retries.map(\.attempt).min()!))
+        for p in retries where !deliverEvent(p.event, attempt: p.attempt + 1) { recount(to: .dropped) }
+    }
+
+    /// Waits for the answers of every parked event until `deadline`, acting on each.
+    func settlePending(until deadline: Double) {
+        settleArrived()
+        while !parked.isEmpty, monotonicSeconds() < deadline {
+            integration.pendingCalls.waitForArrival(until: deadline)
+            settleArrived()
+        }
+    }
+
+    /// Gives up on every event still parked (the instance ends).
+    func abandonParked(reason: String) {
+        abandon(tokens: parked.keys.sorted(), reason: reason)
+    }
+
+    private func abandon(tokens: [UInt64], reason: String) {
+        var types: [String] = []
+        for token in tokens {
+            guard let p = parked.removeValue(forKey: token) else { continue }
+            types.append(callName(for: p.event.type))
+            recount(to: .abandoned)
+        }
+        guard !types.isEmpty else { return }
+        let what = types.count == 1 ? "1 call (\(types[0]))" : "\(types.count) calls (\(Set(types).sorted().joined(separator: ", ")))"
+        client.withLock { $0.analytics.value }?.report(.plugin(name: key, message:
+            "\(what) answered pending, then \(reason); abandoned (counted as abandoned)"))
+    }
+
+    /// An event counted as delivered when it was handed over ends otherwise.
+    private func recount(to counter: PendingEnd) {
+        guard let stats = client.withLock({ $0.stats }) else { return }
+        stats._delivered.wrappingSubtract(1, ordering: .relaxed)
+        switch counter {
+        case .dropped: stats._dropped.wrappingAdd(1, ordering: .relaxed)
+        case .abandoned: stats._abandoned.wrappingAdd(1, ordering: .relaxed)
+        }
+    }
+}
+
+/// How a pending event that was counted as delivered ended instead.
+enum PendingEnd { case dropped, abandoned }
