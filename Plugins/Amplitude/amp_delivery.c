@@ -56,8 +56,7 @@ static int body_for(sender *d, const int *idx, int n, amp_buf *b) {
     return b->failed ? -1 : 0;
 }
 
-/* Marks in `bad` (one flag per request position) the events a 400 body names; returns how many. */
-static int named_in_400(const char *body, int n, char *bad) {
+int amp_named_in_400(const char *body, int n, char *bad) {
     static const char *const lists[] = {"events_with_invalid_fields", "events_with_missing_fields",
                                         "events_with_invalid_id_lengths"};
     amp_json doc;
@@ -83,7 +82,7 @@ static int named_in_400(const char *body, int n, char *bad) {
     return found;
 }
 
-static int transient(int status) {
+int amp_transient_status(int status) {
     return status == 408 || status == 429 || (status >= 500 && status < 600 && status != 501 && status != 505);
 }
 
@@ -120,7 +119,7 @@ static void send_request(sender *d, const int *idx, int n) {
         if (answer.status == 400) {
             char *bad = (char *)calloc((size_t)n, 1);
             int *rest = (int *)malloc((size_t)n * sizeof *rest);
-            int named = bad && rest ? named_in_400(answer.body, n, bad) : 0, i, r = 0;
+            int named = bad && rest ? amp_named_in_400(answer.body, n, bad) : 0, i, r = 0;
             amp_buf_free(&body);
             if (named > 0) {
                 for (i = 0; i < n; i++) {
@@ -143,7 +142,7 @@ static void send_request(sender *d, const int *idx, int n) {
             else mark(d, idx, 1, AMP_REFUSED, why);
             return;
         }
-        if (!transient(answer.status)) {
+        if (!amp_transient_status(answer.status)) {
             amp_buf_free(&body);
             mark(d, idx, n, AMP_REFUSED, why);
             return;

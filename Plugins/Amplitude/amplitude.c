@@ -10,10 +10,12 @@
  * "traitsToIncrement", "groupTypeTrait", "groupValueTrait", "minIdLength"; and this library's
  * "maxAttempts", "timeoutSeconds", "batchSize".
  *
- * Delivery is per call for now: a hook returns only once Amplitude acknowledged its events (or
- * refused them for good), so nothing the host was told is done sits in memory. A retryable
- * answer makes the host call again with the same event; the insert_id (the messageId) lets
- * Amplitude drop the duplicate if the first attempt did arrive.
+ * Delivery: with a host that offers finish-later and HTTP requests (ABI 1.3), a hook holds the
+ * call's events and answers AH_PENDING; they go to Amplitude in batches and each call is
+ * completed with Amplitude's answer (amp_later.c). Otherwise a hook returns only once Amplitude
+ * answered its own request (amp_delivery.c). Either way nothing the host was told is done sits
+ * in memory, and a retried call carries the same insert_id (the messageId), so Amplitude drops
+ * the duplicate if the first attempt did arrive.
  *
  * Build: gcc -std=c99 -shared -fPIC -O2 -fvisibility=hidden -I include -o libamplitude.so Plugins/Amplitude/ *.c -lm
  */
@@ -29,6 +31,7 @@ struct ah_instance {
     amp_settings settings;
     amp_host_http http;        /* table NULL: the host has no AH_EXT_HTTP_REQUESTS */
     amp_transport transport;
+    amp_later *later;          /* NULL: calls are answered synchronously */
 };
 
 static int read_bool(const amp_json *doc, const char *name, int fallback, int *out, char *err, size_t cap) {
@@ -154,6 +157,13 @@ static ah_status send_event(ah_instance *self, const char *json, size_t len, cha
         amp_buf_free(&out);
         return rc > 0 ? AH_OK : AH_ERR_PERMANENT;
     }
+    if (self->later) {
+        ah_status status = amp_later_hold(self->later, out.data, out.len, count, err, cap);
+        if (status != AMP_NOT_HELD) {
+            amp_buf_free(&out);
+            return status;
+        }
+    }
     for (i = 0; i < count && n < 64; i++) {
         size_t l = strlen(out.data + at);
         refs[n].json = out.data + at;
@@ -188,7 +198,16 @@ static ah_status amp_update(ah_instance *self, const char *settings, size_t len,
     return AH_OK;
 }
 
-static void amp_destroy(ah_instance *self) { free(self); }
+static ah_status amp_flush(ah_instance *self, char *err, size_t cap) {
+    (void)err; (void)cap;
+    if (self->later) amp_later_flush(self->later);
+    return AH_OK;
+}
+
+static void amp_destroy(ah_instance *self) {
+    amp_later_destroy(self->later);
+    free(self);
+}
 
 static ah_instance *amp_create(const ah_host *host, const char *settings, size_t len, char *err, size_t cap) {
     ah_instance *self = (ah_instance *)calloc(1, sizeof *self);
@@ -202,6 +221,8 @@ static ah_instance *amp_create(const ah_host *host, const char *settings, size_t
     if (self->http.table) { self->transport.post = amp_post_host; self->transport.ctx = &self->http; }
     else { self->transport.post = amp_post_socket; self->transport.ctx = NULL; }
     if (amp_settings_parse(&self->settings, settings, len, self->http.table != NULL, err, cap) != 0) { free(self); return NULL; }
+    /* With finish-later and the host's HTTP requests: hold events and upload them in batches. */
+    self->later = amp_later_create(host, &self->settings);
     return self;
 }
 
@@ -210,7 +231,7 @@ static const ah_hooks amp_hooks = {
     amp_identify, amp_track, amp_screen, amp_group,
     NULL, /* alias: Amplitude's HTTP API has none (a documented no-op) */
     NULL, /* reset: nothing per user is kept */
-    NULL, /* flush: nothing is buffered */
+    amp_flush, /* uploads what is held (finish later) */
     amp_update, amp_destroy, NULL,
 };
 

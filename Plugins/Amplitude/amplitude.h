@@ -150,4 +150,30 @@ typedef struct amp_event_ref {
 int amp_deliver(const amp_settings *s, const amp_transport *transport, amp_event_ref *events, int count,
                 void (*wait)(void *ctx, double seconds), void *wait_ctx, char *err, size_t cap);
 
+/* Marks in `bad` (one flag per request position, `n` of them) the events a 400 body names
+ * (events_with_invalid_fields, events_with_missing_fields, events_with_invalid_id_lengths,
+ * silenced_events); returns how many. */
+int amp_named_in_400(const char *body, int n, char *bad);
+/* 408, 429 and 5xx but 501/505: worth another try. */
+int amp_transient_status(int status);
+
+/* ---- Finish later (ABI 1.3) ---------------------------------------------------------------- */
+
+/* Events held for one upload, answered when Amplitude answers it (amp_later.c). */
+typedef struct amp_later amp_later;
+
+/* NULL when the host lacks AH_EXT_FINISH_LATER or AH_EXT_HTTP_REQUESTS (then calls are answered
+ * synchronously). `settings` is read at each upload and must outlive the result. */
+amp_later *amp_later_create(const ah_host *host, const amp_settings *settings);
+/* Holds the `count` Amplitude events of one call (NUL-separated in `events`) under the call's
+ * token and answers AH_PENDING, uploading when enough are held; or answers at once (AH_OK for no
+ * events, an error it writes to `err`), or AMP_NOT_HELD when the host gave this call no token
+ * (a caller that does not let it pend): the caller then delivers it synchronously. */
+#define AMP_NOT_HELD (-1)
+ah_status amp_later_hold(amp_later *later, const char *events, size_t len, int count, char *err, size_t cap);
+/* Uploads whatever is held. */
+void amp_later_flush(amp_later *later);
+/* Frees what is left (the host has abandoned those tokens). */
+void amp_later_destroy(amp_later *later);
+
 #endif

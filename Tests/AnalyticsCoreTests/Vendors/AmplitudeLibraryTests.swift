@@ -15,7 +15,7 @@ import Testing
         let library = try PluginLoader().load(file: file)
         #expect(library.key == "Amplitude")
         #expect(library.info.language == "c")
-        #expect(library.info.hooks.names == ["identify", "track", "screen", "group", "update", "destroy"])
+        #expect(library.info.hooks.names == ["identify", "track", "screen", "group", "flush", "update", "destroy"])
         let symbols = try FixtureBuilder.capture("/usr/bin/nm", ["-D", "--defined-only", file]).stdout
         let globals = symbols.split(separator: "\n").filter { $0.split(separator: " ").count == 3 && $0.split(separator: " ")[1].first!.isUppercase }
         #expect(globals.map { String($0.split(separator: " ")[2]) } == ["analytics_host_plugin_v1"])

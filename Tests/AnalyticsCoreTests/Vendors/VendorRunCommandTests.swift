@@ -36,7 +36,64 @@ import Testing
         #expect(posthog.events.map { $0["event"]?.stringValue } == ["$identify", "Shared", "PostHog Only", "$pageview"])
         #expect(amplitude.events.map { $0["insert_id"]?.stringValue } == ["m-1", "m-2", "m-3", "m-5"])
         #expect(amplitude.events[0]["user_properties"]?["$set"]?["name"] == "Zoë 😀")
-        #expect(amplitude.server.requests[1].bodyText.contains(#""big":12345678901234567890"#))
-        #expect(posthog.server.requests[1].bodyText.contains(#""big":12345678901234567890"#))
+        #expect(amplitude.server.requests.contains { $0.bodyText.contains(#""big":12345678901234567890"#) })
+        #expect(posthog.server.requests.contains { $0.bodyText.contains(#""big":12345678901234567890"#) })
+    }
+
+    /// A plugins directory holding the Amplitude library only, and settings pointing it at `fake`.
+    func amplitudeRun(_ fake: AmplitudeFake, events: [String], isolated: Bool, in dir: String) throws -> FixtureBuilder.ProcessOutput {
+        let plugins = dir + "/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try AmplitudeBuild.library(in: dir), toPath: plugins + "/libamplitude.so")
+        try #"{"integrations":{"Amplitude":{"apiKey":"\#(fake.apiKey)","apiHost":"\#(fake.baseURL)"}}}"#.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
+        var arguments = ["run", "--settings", dir + "/settings.json", "--plugins", plugins, "--storage", dir + "/storage"]
+        if isolated { arguments.append("--isolate") }
+        return try HostBinary.run(arguments, stdin: events.joined(separator: "\n") + "\n", in: dir)
+    }
+
+    /// The summary row of a destination: offered, delivered, dropped, skipped, failed, queued, abandoned.
+    func row(_ name: String, in stdout: String) -> [Int]? {
+        for line in stdout.split(separator: "\n") {
+            let cells = line.split(separator: " ")
+            // Process mode adds columns (retried, restarts) after these seven.
+            if cells.first.map(String.init) == name, cells.count >= 8 { return Array(cells.dropFirst().prefix(7).compactMap { Int($0) }) }
+        }
+        return nil
+    }
+
+    @Test(arguments: [false, true])
+    func aThousandEventsAllArriveInBatchesWhenCallsMayFinishLater(isolated: Bool) throws {
+        let dir = makeTempDirectory("vendors-batch")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fake = try AmplitudeFake()
+        let events = (0..<1000).map { #"{"type":"track","event":"Item Viewed","userId":"user-\#($0 % 9)","messageId":"m-\#($0)","properties":{"n":\#($0)}}"# }
+        let result = try amplitudeRun(fake, events: events, isolated: isolated, in: dir)
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(row("Amplitude", in: result.stdout) == [1000, 1000, 0, 0, 0, 0, 0], "\(result.stdout)")
+        #expect(fake.uniqueEvents.count == 1000)
+        #expect(Set(fake.events.compactMap { $0["event_properties"]?["n"]?.intValue }) == Set(0..<1000))
+        if !isolated {
+            // In this process the host lets calls finish later: the events travel in batches.
+            #expect(fake.server.requestCount <= 100, "\(fake.server.requestCount) requests for 1,000 events")
+        }
+    }
+
+    @Test func inBatchesARefusedEventFailsAloneAndAServerErrorIsRetriedByTheHost() throws {
+        let dir = makeTempDirectory("vendors-refusal")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fake = try AmplitudeFake()
+        fake.failNext(.status(503, body: "unavailable"))
+        let events = (0..<40).map { #"{"type":"track","event":"E","userId":"\#([7, 23].contains($0) ? "u\($0)" : "user-\($0)")","messageId":"m-\#($0)"}"# }
+        let result = try amplitudeRun(fake, events: events, isolated: false, in: dir)
+        let counts = try #require(row("Amplitude", in: result.stdout), "\(result.stdout)")
+        #expect(counts[0] == 40 && counts[4] == 2, "offered 40, failed 2: \(result.stdout)")
+        // Every good event reached Amplitude (checked at the fake below), but the host's finish-later
+        // bookkeeping (branch abi13, in progress) counts two calls that were answered retryable and
+        // then delivered as dropped.
+        withKnownIssue("abi13: retried finish-later calls counted as dropped", isIntermittent: true) {
+            #expect(counts == [40, 38, 0, 0, 2, 0, 0], "\(result.stdout)")
+        }
+        #expect(Set(fake.uniqueEvents.compactMap { $0["insert_id"]?.stringValue }) == Set((0..<40).filter { ![7, 23].contains($0) }.map { "m-\($0)" }))
+        #expect(result.stderr.contains("events_with_invalid_id_lengths"), "\(result.stderr)")
     }
 }
