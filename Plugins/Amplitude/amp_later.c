@@ -59,10 +59,11 @@ struct amp_later {
     pthread_mutex_t lock;   /* guards `held` and each call's fields */
     item *held;
     int held_count, held_cap, held_calls;
-    /* The host bounds the requests running per instance (max_in_flight): uploads past it wait
-     * here, oldest first, and start from the `done` of one that finished. */
+    /* One request runs at a time (within the host's per-instance bound), so Amplitude ingests a
+     * user's events in the order they happened (an $identify before the events it applies to);
+     * uploads past it wait here, oldest first, and start from the `done` of the one running. */
     upload *queue_head, *queue_tail;
-    int in_flight;
+    int in_flight, slots;
 };
 
 amp_later *amp_later_create(const ah_host *host, const amp_settings *settings) {
@@ -75,6 +76,7 @@ amp_later *amp_later_create(const ah_host *host, const amp_settings *settings) {
     if (!fl || !http || fl->size < sizeof *fl || http->size < sizeof *http) return NULL;
     if (!(later = (amp_later *)calloc(1, sizeof *later))) return NULL;
     later->host = host; later->fl = fl; later->http = http; later->settings = settings;
+    later->slots = http->max_in_flight >= 1 ? 1 : 0;
     pthread_mutex_init(&later->lock, NULL);
     return later;
 }
@@ -195,7 +197,7 @@ static void start_upload(upload *u) {
     amp_later *later = u->later;
     int now;
     pthread_mutex_lock(&later->lock);
-    now = later->in_flight < (int)later->http->max_in_flight;
+    now = later->in_flight < later->slots;
     if (now) later->in_flight++;
     else {
         u->next = NULL;
@@ -215,7 +217,7 @@ static void request_done(amp_later *later) {
     int held;
     pthread_mutex_lock(&later->lock);
     u = later->queue_head;
-    if (u && later->in_flight < (int)later->http->max_in_flight) {
+    if (u && later->in_flight < later->slots) {
         later->queue_head = u->next;
         if (!later->queue_head) later->queue_tail = NULL;
         later->in_flight++;
@@ -350,7 +352,7 @@ ah_status amp_later_hold(amp_later *later, const char *events, size_t len, int c
     /* Upload at once when a request slot is free (nothing waits idle, so no timer is needed);
      * else events gather while requests run and go when one finishes (request_done), or at
      * batchSize, or before the host's bound on pending calls would stop the hooks. */
-    ready = later->in_flight < (int)later->http->max_in_flight || later->held_count >= later->settings->max_events ||
+    ready = later->in_flight < later->slots || later->held_count >= later->settings->max_events ||
             later->held_calls >= (int)later->fl->max_pending;
     pthread_mutex_unlock(&later->lock);
     if (ready) upload_held(later);
