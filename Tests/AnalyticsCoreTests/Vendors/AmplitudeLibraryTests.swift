@@ -226,4 +226,19 @@ import Testing
         // With the host's client, Segment's default endpoints are taken as they are.
         _ = try library.makeInstance(settings: settingsObject(#"{"apiKey":"k","endpoint":"europe"}"#), services: AmplitudeBuild.services())
     }
+
+    @Test func newSettingsTakeEffectAndBadOnesKeepTheOldOnes() throws {
+        let dir = try FixtureBuilder.makeDirectory()
+        defer { FixtureBuilder.remove(dir) }
+        let first = try AmplitudeFake(), second = try AmplitudeFake()
+        let instance = try AmplitudeBuild.instance(first, dir: dir)
+        #expect(instance.deliver(wireEvent(#"{"type":"page","name":"Home","userId":"user-42"}"#)) == .ok)
+        #expect(instance.update(settings: settingsObject(#"{"apiKey":"\#(second.apiKey)","apiHost":"\#(second.baseURL)","trackNamedPages":false,"trackAllPages":true}"#), kind: .refresh) == .ok)
+        #expect(instance.deliver(wireEvent(#"{"type":"page","name":"Home","userId":"user-42"}"#)) == .ok)
+        #expect(instance.update(settings: settingsObject(#"{"apiKey":"","apiHost":"http://127.0.0.1:1"}"#), kind: .refresh)
+                == .permanent("Amplitude: settings need a non-empty \"apiKey\" string (the project's API key)"))
+        #expect(instance.deliver(wireEvent(#"{"type":"track","event":"Still Here","userId":"user-42"}"#)) == .ok)
+        #expect(first.events.map { $0["event_type"]?.stringValue } == ["Viewed Home Page"])
+        #expect(second.events.map { $0["event_type"]?.stringValue } == ["Loaded a Page", "Still Here"])
+    }
 }

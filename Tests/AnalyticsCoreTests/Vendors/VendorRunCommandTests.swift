@@ -96,4 +96,18 @@ import Testing
         #expect(Set(fake.uniqueEvents.compactMap { $0["insert_id"]?.stringValue }) == Set((0..<40).filter { ![7, 23].contains($0) }.map { "m-\($0)" }))
         #expect(result.stderr.contains("events_with_invalid_id_lengths"), "\(result.stderr)")
     }
+
+    @Test func inBatchesATooLargeRequestIsSplitUntilEveryEventFits() throws {
+        let dir = makeTempDirectory("vendors-split")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fake = try AmplitudeFake()
+        fake.maxBodyBytes = 2_500
+        let events = (0..<200).map { #"{"type":"track","event":"Item Viewed","userId":"user-\#($0 % 5)","messageId":"m-\#($0)","properties":{"n":\#($0)}}"# }
+        let result = try amplitudeRun(fake, events: events, isolated: false, in: dir)
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(row("Amplitude", in: result.stdout)?[1] == 200, "\(result.stdout)")
+        #expect(fake.uniqueEvents.count == 200)
+        #expect(fake.refused.contains { $0.hasPrefix("413") }, "some request was too large and split")
+        #expect(fake.server.requests.filter { $0.wireBodySize <= 2_500 }.count >= 200 / 20, "the accepted requests each fit")
+    }
 }
