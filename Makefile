@@ -64,7 +64,7 @@ fuzz:
 # SwiftPM compiles them; the link here adds Plugins/swift-plugin.exports, so that only the ABI
 # entry function is exported (a linker flag kept out of Package.swift: a package with unsafe flags
 # cannot be a dependency of another package).
-SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration PostHogIntegration
+SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration PostHogIntegration GoogleAnalytics4Integration
 SWIFTC ?= $(dir $(shell command -v $(SWIFT)))swiftc
 SWIFT_BIN := .build/debug
 

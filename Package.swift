@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "MetricsIntegration", type: .dynamic, targets: ["MetricsIntegration"]),
         // Real vendor destinations written in Swift (docs/vendors/).
         .library(name: "PostHogIntegration", type: .dynamic, targets: ["PostHogIntegration"]),
+        .library(name: "GoogleAnalytics4Integration", type: .dynamic, targets: ["GoogleAnalytics4Integration"]),
     ],
     targets: [
         // The C ABI shared by the host and every integration library (header only).
@@ -38,6 +39,7 @@ let package = Package(
         .target(name: "WebhooksIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Webhooks"),
         .target(name: "MetricsIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Metrics"),
         .target(name: "PostHogIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/PostHog"),
+        .target(name: "GoogleAnalytics4Integration", dependencies: ["AnalyticsIntegration"], path: "Plugins/GoogleAnalytics4"),
         // A real HTTP/1.1 server on 127.0.0.1: `analytics-host receive`, the tests and the benchmark.
         .target(name: "LoopbackHTTP", dependencies: ["AnalyticsCore"]),
         // Helpers for tests and the benchmark (re-exports LoopbackHTTP).
