@@ -13,7 +13,7 @@ test: build plugins
 	$(SWIFT) test --parallel
 
 # The concurrency, timeline, loader and delivery suites under ThreadSanitizer, in a build directory
-# of their own (a few minutes on two cores). Any report fails the run (TSan exits 66). The
+# of their own (its duration: docs/benchmarks.md). Any report fails the run (TSan exits 66). The
 # backpressure test runs 20,000 lines there (the full 500,000 run under TSan takes minutes).
 # handle_segv=0: a library that segfaults on purpose (the isolation tests) must die of SIGSEGV in
 # its runner, as without TSan, not be caught and turned into exit status 66.

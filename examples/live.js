@@ -1,7 +1,7 @@
 // The demo's LivePlugins bundle: `make run` passes it as the fallback bundle
 // (analytics-host run --live-plugins examples/live.js). Plain Analytics Live JavaScript.
 
-// The README's example: events/events.ndjson sends "Product Viewed" with the misnamed property
+// The example of docs/liveplugins.md: examples/events.ndjson sends "Product Viewed" with the misnamed property
 // product_did; every destination receives product_id instead.
 class FixProductViewed extends LivePlugin {
     track(event) {
@@ -37,8 +37,8 @@ analytics.add(new MarkForConsole(LivePluginType.enrichment, "Console"))
 
 console.log("examples/live.js loaded: FixProductViewed, HighValueOrders, MarkForConsole (Console only)")
 
-// Signals (`make run` passes --signals examples/signals.ndjson): the README's two event
-// generators. A navigation signal becomes a screen event; an "Add To Cart" tap becomes a track
+// Signals (`make run` passes --signals examples/signals.ndjson): the two event generators
+// of docs/signals.md. A navigation signal becomes a screen event; an "Add To Cart" tap becomes a track
 // event enriched with the product found in an earlier network response (signals.find).
 function processSignal(signal) {
     trackScreens(signal)

@@ -36,24 +36,7 @@
  *     `size` (see AH_HAS_FIELD); a field outside `size` counts as NULL / zero.
  *   - Optional hooks may be NULL: the host then treats the call as a successful no-op.
  *
- * Minor version history (major 1):
- *   1.0  entry function, ah_integration, ah_hooks (event hooks, reset, flush, update, destroy),
- *        ah_host (log, send_event, user_id, anonymous_id).
- *   1.1  ah_hooks.lifecycle (AH_LIFECYCLE_STARTED / AH_LIFECYCLE_STOPPING).
- *        A 1.0 library simply has a shorter ah_hooks; the host never calls `lifecycle` on it.
- *   1.2  Capability tables looked up by a versioned string id, in both directions:
- *        ah_integration.get_extension (what a library offers, e.g. AH_EXT_ROLE) and
- *        ah_host.get_extension (what the host offers: AH_EXT_TIMELINE, AH_EXT_CLIENT,
- *        AH_EXT_HTTP, AH_EXT_SIGNALS). The core structs grow by these two pointers only;
- *        everything new is a table behind an id, and a table's id carries its own generation
- *        ("…/1").
- *        A 1.0/1.1 library has no get_extension: it is a destination, exactly as before.
- *        Library tables added since, each behind its own id (no core struct changed):
- *        AH_EXT_APPLICATION (application events: launch, background, terminate, push, openURL).
- *   1.3  Host tables: AH_EXT_HTTP_REQUESTS (POST/PUT/... with headers and a body, gzip on
- *        request, answered later through a callback), AH_EXT_FINISH_LATER (an event hook
- *        answers AH_PENDING and completes later with a token). No core struct changed; a 1.0-1.2
- *        library loads and behaves as before. docs/c-abi.md tells the whole story.
+ * Minor version history (what each 1.x added): docs/c-abi.md in the analytics-host repository.
  */
 #ifndef ANALYTICS_PLUGIN_H
 #define ANALYTICS_PLUGIN_H
@@ -224,7 +207,7 @@ typedef struct ah_host {
     const void *AH_NULLABLE (*AH_NONNULL get_extension)(void *AH_NULLABLE ctx,
                                                         const char *AH_NONNULL id);
 
-    /* New fields are appended here (see the minor version history). */
+    /* New fields are appended here (and listed in docs/c-abi.md). */
 } ah_host;
 
 /* ---------------------------------------------------------------------------------------------
@@ -295,7 +278,7 @@ typedef struct ah_hooks {
     ah_status (*AH_NULLABLE lifecycle)(ah_instance *AH_NONNULL self, int32_t phase,
                                        char *AH_NONNULL err, size_t err_cap);
 
-    /* New hooks are appended here (see the minor version history). */
+    /* New hooks are appended here (and listed in docs/c-abi.md). */
 } ah_hooks;
 
 /* ---------------------------------------------------------------------------------------------
@@ -355,7 +338,7 @@ typedef struct ah_integration {
      * [any thread] Cheap and free of side effects: the host may call it just to list libraries. */
     const void *AH_NULLABLE (*AH_NULLABLE get_extension)(const char *AH_NONNULL id);
 
-    /* New fields are appended here (see the minor version history). */
+    /* New fields are appended here (and listed in docs/c-abi.md). */
 } ah_integration;
 
 /* ---------------------------------------------------------------------------------------------
@@ -444,6 +427,45 @@ typedef struct ah_application {
                                                const char *AH_NONNULL json, size_t json_len,
                                                char *AH_NONNULL err, size_t err_cap);
 } ah_application;
+
+/* ---------------------------------------------------------------------------------------------
+ * Library capability: many events per call (ABI 1.3, AH_EXT_BATCH)
+ * ------------------------------------------------------------------------------------------- */
+
+/* A destination that prefers whole runs of events to one call per event offers this table. The
+ * host then hands it the events that are ready, in order and of any type, in calls of at most
+ * `max_events`, instead of calling identify/track/screen/group/alias (those hooks may then be
+ * NULL). Other hooks (update, reset, flush, lifecycle, ...) still arrive between runs, in order:
+ * the host never holds events back across them. In process mode a run is (part of) one of the
+ * runner's batches. */
+#define AH_EXT_BATCH "analytics-host.batch/1"
+
+/* One borrowed event: a complete JSON object (compact, no raw newlines), `json_len` bytes, NOT
+ * NUL-terminated. Its "type" member says what it is ("track", "identify", "screen", "page",
+ * "group", "alias"). Owner: the host; valid for the `events` call only. */
+typedef struct ah_event_ref {
+    const char *AH_NONNULL json;
+    size_t json_len;
+} ah_event_ref;
+
+/* Owner: the library (static). Lifetime: until the process exits. */
+typedef struct ah_batch {
+    /* sizeof(ah_batch) as compiled by the library. */
+    uint32_t size;
+    /* Most events the library wants per call (0: the host's choice, at most 1000). */
+    uint32_t max_events;
+    /* `count` (>= 1) events in order. `statuses` is a host-owned array of `count` entries, each
+     * AH_OK on entry: set an entry to AH_ERR_RETRYABLE or AH_ERR_PERMANENT for an event that
+     * failed (the reason, shared by the failures of the call, goes into `err`) and return AH_OK.
+     * Any other return value is the answer for every event of the call (statuses are then not
+     * read). The host retries the retryable events (again in order, with backoff) and reports
+     * and counts the others, as for the single-event hooks. A batch call does not finish later
+     * (AH_PENDING is read as AH_ERR_PERMANENT here).
+     * [serialized] with every other hook of the instance, on the same thread. */
+    ah_status (*AH_NULLABLE events)(ah_instance *AH_NONNULL self, const ah_event_ref *AH_NONNULL events,
+                                    size_t count, ah_status *AH_NONNULL statuses, char *AH_NONNULL err,
+                                    size_t err_cap);
+} ah_batch;
 
 /* ---------------------------------------------------------------------------------------------
  * Host capability: timeline plugins (ABI 1.2, AH_EXT_TIMELINE)
@@ -774,6 +796,54 @@ typedef struct ah_host_finish_later {
     ah_status (*AH_NONNULL complete)(void *AH_NULLABLE ctx, uint64_t token, ah_status status,
                                      const char *AH_NULLABLE reason, size_t reason_len);
 } ah_host_finish_later;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: who the host is and what it logs (ABI 1.3, AH_EXT_HOST_INFO)
+ * ------------------------------------------------------------------------------------------- */
+
+#define AH_EXT_HOST_INFO "analytics-host.host/1"
+
+/* Owner: the host. Lifetime: as the ah_host it came from. */
+typedef struct ah_host_info {
+    /* sizeof(ah_host_info) as compiled by the host. */
+    uint32_t size;
+    /* The host's name and version, e.g. "analytics-host" and "0.3.0" (NUL-terminated, static:
+     * valid until the process exits). */
+    const char *AH_NONNULL name;
+    const char *AH_NONNULL version;
+    /* 1 when a line written through ah_host.log at `level` (AH_LOG_*) would be kept, 0 when it
+     * would be thrown away: skip formatting what nobody will read. The answer may change while
+     * the host runs (ask again, it is cheap). [any thread] */
+    int32_t (*AH_NONNULL log_enabled)(void *AH_NULLABLE ctx, int32_t level);
+} ah_host_info;
+
+/* ---------------------------------------------------------------------------------------------
+ * Library capability: hearing that it misbehaves (ABI 1.3, AH_EXT_NOTICES)
+ * ------------------------------------------------------------------------------------------- */
+
+/* The host refuses or gives up on some of a library's doings without a return value to say so
+ * (a completion it ignored, pending calls it abandoned). A library that offers this table hears
+ * about each, so that it can log, fix its state or slow down. The host reports them either way. */
+#define AH_EXT_NOTICES "analytics-host.notices/1"
+
+/* Kinds of notice. A library must ignore kinds it does not know. */
+/* Pending calls passed the hook timeout (or the instance ended first) and were abandoned. */
+#define AH_NOTICE_ABANDONED 1
+/* A call of the library was refused and did nothing (a completion twice, or with a void or
+ * unknown token). */
+#define AH_NOTICE_REFUSED 2
+
+/* Owner: the library (static). Lifetime: until the process exits. */
+typedef struct ah_notices {
+    /* sizeof(ah_notices) as compiled by the library. */
+    uint32_t size;
+    /* One notice: `kind` is an AH_NOTICE_* value, `text` (`text_len` bytes, borrowed for the
+     * call, not NUL-terminated) says what happened in words. Must not block.
+     * [serialized] with every other hook of the instance, on the same thread; never after
+     * `destroy`. */
+    void (*AH_NULLABLE notice)(ah_instance *AH_NONNULL self, int32_t kind, const char *AH_NONNULL text,
+                               size_t text_len);
+} ah_notices;
 
 /* ---------------------------------------------------------------------------------------------
  * Host capability: signals (ABI 1.2, AH_EXT_SIGNALS)

@@ -2,7 +2,8 @@
  * File: an analytics-host integration that appends every event, as one NDJSON line, to a file.
  *
  * Settings (the object under "File" in the settings' "integrations"):
- *   "path"   string, required   the file to append to (created with mode 0644 if missing)
+ *   "path"   string, required   the file to append to (created with mode 0644 if missing, and
+ *                               its missing directories with mode 0755)
  *   "types"  array of strings   only these event types are written ("track", "identify",
  *                               "screen", "page", "group", "alias"); all of them when absent
  *
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analytics_plugin.h"
@@ -288,8 +290,35 @@ static ah_status append(ah_instance *self, unsigned bit, const char *json, size_
     return AH_OK;
 }
 
+/* Creates the missing directories above the file `path` names (as `mkdir -p` of its parent), so
+ * that a fresh checkout's example settings work before anything made build/. Returns 0, or -1
+ * with err naming the directory that could not be made. */
+static int make_parents(const char *path, char *err, size_t cap) {
+    size_t n = strlen(path);
+    char *dir = malloc(n + 1);
+    if (!dir) { snprintf(err, cap, "File: out of memory"); return -1; }
+    memcpy(dir, path, n + 1);
+    for (size_t i = 1; i < n; i++) {
+        if (dir[i] != '/') continue;
+        dir[i] = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+            int e = errno;
+            snprintf(err, cap, "File: cannot create directory %s for %s: %s", dir, path, strerror(e));
+            free(dir);
+            return -1;
+        }
+        dir[i] = '/';
+    }
+    free(dir);
+    return 0;
+}
+
 static int open_path(const char *path, char *err, size_t cap) {
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+        if (make_parents(path, err, cap) != 0) return -1;
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
     if (fd < 0) snprintf(err, cap, "File: cannot open %s: %s", path, strerror(errno));
     return fd;
 }

@@ -1,5 +1,5 @@
 /*
- * Hello: the smallest useful analytics-host integration, the one the README walks through.
+ * Hello: the smallest useful analytics-host integration, the one docs/c-abi.md walks through.
  * It counts track calls and, on every flush, logs the count through the host.
  *
  * Settings (under "Hello" in the settings' "integrations"): none are read.

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -125,8 +126,55 @@ static ah_status sink_write(void *ctx, const char *bytes, size_t len) {
     return AH_OK;
 }
 
+/* Whether `host` (`n` bytes) is this machine: localhost, 127.0.0.0/8 or [::1]. */
+static int is_loopback_host(const char *host, size_t n) {
+    if (n == 9 && strncasecmp(host, "localhost", 9) == 0) return 1;
+    if (n == 5 && memcmp(host, "[::1]", 5) == 0) return 1;
+    if (n < 7 || n > 15 || memcmp(host, "127.", 4) != 0) return 0;
+    int dots = 0, digits = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (host[i] == '.') {
+            if (!digits) return 0;
+            dots++;
+            digits = 0;
+        } else if (host[i] >= '0' && host[i] <= '9') {
+            if (++digits > 3) return 0;
+        } else {
+            return 0;
+        }
+    }
+    return dots == 3 && digits > 0;
+}
+
+/* A bundle is code that will run in the process: it comes over https only (the host's HTTP
+ * client checks the certificate), or over plain http from this machine (tests, a local server). */
+int live_download_url_allowed(const char *url, char *err, size_t err_cap) {
+    if (strncasecmp(url, "https://", 8) == 0 && url[8] && url[8] != '/') return 1;
+    if (strncasecmp(url, "http://", 7) == 0) {
+        const char *host = url + 7;
+        size_t n = strcspn(host, "/?#");
+        if (memchr(host, '@', n) == NULL) {
+            size_t h = n;
+            if (host[0] == '[') {
+                const char *close = memchr(host, ']', n);
+                h = close ? (size_t)(close - host) + 1 : n;
+            } else {
+                const char *colon = memchr(host, ':', n);
+                if (colon) h = (size_t)(colon - host);
+            }
+            if (is_loopback_host(host, h)) return 1;
+        }
+        snprintf(err, err_cap, "plain http is refused for a bundle (code that runs in this process) except from this machine "
+                 "(127.0.0.1, [::1], localhost): use an https URL");
+        return 0;
+    }
+    snprintf(err, err_cap, "not an https URL");
+    return 0;
+}
+
 int live_download(const ah_host_http *http, void *host_ctx, const char *url, uint32_t timeout_ms,
                   const char *storage_dir, size_t max, live_buf *out, char *err, size_t err_cap) {
+    if (!live_download_url_allowed(url, err, err_cap)) return -1;
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s/bundle.js.download", storage_dir);
     download_sink sink = {.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), .max = max};

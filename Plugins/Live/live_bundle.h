@@ -29,7 +29,11 @@ int live_write_file_atomically(const char *path, const char *data, size_t len, c
 /* The cached version, or -1 when there is no complete cached bundle. */
 int64_t live_cached_version(const char *storage_dir);
 
-/* Downloads `url` through the host into `<storage_dir>/bundle.js.download` (at most `max`
+/* Whether a bundle may be downloaded from `url`: https, or plain http from a loopback host
+ * (127.0.0.0/8, [::1], localhost). 0 with the reason in `err` otherwise. */
+int live_download_url_allowed(const char *url, char *err, size_t err_cap);
+
+/* Downloads `url` (live_download_url_allowed) through the host into `<storage_dir>/bundle.js.download` (at most `max`
  * bytes), and reads it back into `out`. Returns 0 on HTTP 200; otherwise -1 with the reason
  * in `err` (network error, status, too large) and no temporary file left behind. */
 int live_download(const ah_host_http *http, void *host_ctx, const char *url, uint32_t timeout_ms,

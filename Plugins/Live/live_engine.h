@@ -90,6 +90,10 @@ live_outcome live_engine_call(live_engine *engine, const char *function, int64_t
  * check interval. */
 int live_engine_check_heap(live_engine *engine, size_t *heap_bytes);
 
+/* The heap's size in bytes right after a full collection: exact, and costly (a collection and a
+ * walk of the heap, about a millisecond or more); see live_heap.h for when the library calls it. */
+size_t live_engine_measure_heap(live_engine *engine);
+
 /* The engine's lock (not recursive: never take it from a native callback). */
 void live_engine_lock(live_engine *engine);
 void live_engine_unlock(live_engine *engine);

@@ -8,10 +8,10 @@
  *     an uncatchable termination. The context stays usable. The watchdog's granularity is coarse:
  *     a 50 ms limit stops a loop after 50-100 ms.
  *   - Heap: the C API has no heap cap. JSGetMemoryUsageStatistics (also exported, unpublished)
- *     reports the GC heap (`heapSize` + `extraMemorySize`); live_engine_check_heap compares it,
- *     after a full collection, with the bound. That is a check between calls, not a cap: one
- *     call can allocate past the bound until its time limit ends it, and memory outside the GC
- *     heap (JIT code, parser buffers) is not counted.
+ *     reports the GC heap (`heapSize` + `extraMemorySize`) as of the last collection;
+ *     live_engine_measure_heap collects first. The library checks it between calls (live_heap.h),
+ *     it is not a cap: one call can allocate past the bound until its time limit ends it, and
+ *     memory outside the GC heap (JIT code, parser buffers) is not counted.
  *   - Sandbox: a bare JSGlobalContext has the ECMAScript built-ins only: no network, no file
  *     system, no module loader (import() rejects), no timers. The one bridge to the library is
  *     `__live_native`, which the runtime prelude captures and deletes from the global object.
@@ -43,7 +43,7 @@ extern int jsc_options_set_boolean(const char *option, int value);
  * so every Swift concurrency thread) then never stops, and the signalling thread waits forever
  * (measured here: a hang, or a crash). Polling traps make the code itself check at loop edges
  * and calls: no signals. Options must be set before the first VM exists (in a process where
- * something else started JavaScriptCore first, this may come too late: said in the README). */
+ * something else started JavaScriptCore first, this may come too late: said in docs/liveplugins.md). */
 static pthread_once_t options_once = PTHREAD_ONCE_INIT;
 static void set_options(void) { jsc_options_set_boolean("usePollingTraps", 1); }
 
@@ -494,4 +494,10 @@ int live_engine_check_heap(live_engine *e, size_t *heap_bytes) {
     }
     if (heap_bytes) *heap_bytes = size;
     return e->config.max_heap_bytes && size > e->config.max_heap_bytes;
+}
+
+size_t live_engine_measure_heap(live_engine *e) {
+    /* The statistics are updated by collections only: collect first, or they are stale. */
+    JSSynchronousGarbageCollectForDebugging(e->context);
+    return heap_size(e);
 }

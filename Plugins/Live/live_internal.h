@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "live.h"
+#include "live_heap.h"
 
 #define LIVE_MAX_MODULES 8
 #define LIVE_MAX_PRELUDES 8
@@ -69,6 +70,7 @@ struct live_gen {
     char context_marker[48];     /* "context":"<token>" */
     size_t context_marker_len;
     double next_heap_check;
+    live_heap_guard heap_guard;
     int retired;                 /* guarded by live->mutex: no longer active, adds are refused */
 };
 

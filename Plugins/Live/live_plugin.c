@@ -24,18 +24,19 @@ static int plugin_is_active(live_plugin *p) {
 }
 
 
-/* The heap check, at most once per interval, after a call; the engine lock is held.
- * Returns 1 when the bundle went over its heap bound. */
+/* The heap bound, after every call (live_heap.h: cheap unless the heap could have passed it);
+ * the engine lock is held. Returns 1 when the bundle went over its heap bound. */
 static int heap_over(live_gen *g) {
     live_instance *live = g->live;
     if (!live->max_heap) return 0;
     double now = live_now_seconds();
-    if (now < g->next_heap_check) return 0;
-    g->next_heap_check = now + live->heap_check_interval;
+    int periodic = now >= g->next_heap_check;
+    if (periodic) g->next_heap_check = now + live->heap_check_interval;
     size_t heap = 0;
-    if (!live_engine_check_heap(g->engine, &heap)) return 0;
+    if (!live_heap_guard_check(&g->heap_guard, g->engine, live->max_heap, periodic, &heap)) return 0;
     live_log(live, AH_LOG_ERROR, "the bundle %s uses %zu bytes of JavaScript heap, over the %zu-byte bound "
-             "(maxHeapBytes): it is unloaded, events go on unchanged", g->file, heap, live->max_heap);
+             "(maxHeapBytes): it is unloaded, its plugins leave the timelines and events go on unchanged",
+             g->file, heap, live->max_heap);
     return 1;
 }
 

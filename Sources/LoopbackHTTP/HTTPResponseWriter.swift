@@ -26,16 +26,30 @@ enum HTTPResponseWriter {
         case 401: return "Unauthorized"
         case 403: return "Forbidden"
         case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
         case 408: return "Request Timeout"
         case 410: return "Gone"
         case 413: return "Payload Too Large"
+        case 411: return "Length Required"
+        case 415: return "Unsupported Media Type"
+        case 422: return "Unprocessable Content"
         case 429: return "Too Many Requests"
+        case 431: return "Request Header Fields Too Large"
         case 500: return "Internal Server Error"
         case 501: return "Not Implemented"
         case 502: return "Bad Gateway"
         case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
         case 505: return "HTTP Version Not Supported"
-        default: return "Status"
+        default:
+            // A status this table lacks still gets a reason of its class, never a made-up word.
+            switch status / 100 {
+            case 1: return "Informational"
+            case 2: return "Success"
+            case 3: return "Redirection"
+            case 4: return "Client Error"
+            default: return "Server Error"
+            }
         }
     }
 }

@@ -8,6 +8,14 @@ import Glibc
 /// ``Options/respond`` when set, else from a script (``enqueue(_:path:)``), falling back to
 /// ``defaultResponse`` (200 `{"success":true}`).
 ///
+/// It holds under abuse (it is also the development receiver, often left running): bodies over
+/// ``HTTPLimits/maxBodyBytes`` get 413, silent or trickling connections are closed
+/// (``HTTPLimits/idleTimeout``, ``HTTPLimits/requestTimeout``: 408), connections past
+/// ``Options/maxConnections`` get 503, inflated bodies share one memory budget
+/// (``Options/inflateBudgetBytes``: 503 when spent), malformed HTTP gets 400, and running out of
+/// descriptors or memory in `accept` backs off and goes on (logged once per episode).
+/// Refusals are JSON: `{"success":false,"code":"…","message":"…"}`.
+///
 /// Waiting helpers take deadlines, so tests never sleep to synchronise.
 public final class LoopbackHTTPServer: @unchecked Sendable {
     public struct Options: Sendable {
@@ -21,14 +29,37 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         public var respond: (@Sendable (RecordedRequest) -> ScriptedResponse?)?
         /// Port on 127.0.0.1 to listen on; 0 picks a free one (see ``LoopbackHTTPServer/port``).
         public var port: UInt16
+        /// Body size and time limits of each request.
+        public var limits: HTTPLimits
+        /// Connections served at once; more are answered 503 and closed.
+        public var maxConnections: Int
+        /// Bytes of inflated bodies held at once across all connections (each gzip request
+        /// reserves `limits.maxBodyBytes` of it while it is inflated and answered).
+        public var inflateBudgetBytes: Int
+        /// Seconds a gzip request waits for the budget before it is answered 503.
+        public var inflateBudgetWait: Double
+        /// Requests refused by the server itself (malformed, too large, too slow, too many, no
+        /// budget), before ``respond`` sees them: status and why.
+        public var onRefusal: (@Sendable (_ status: Int, _ message: String) -> Void)?
+        /// Problems of the server itself (accept failing), one line each.
+        public var log: (@Sendable (String) -> Void)?
 
         public init(recordBodies: Bool = true, recordRequests: Bool = true, onRequest: (@Sendable (RecordedRequest) -> Void)? = nil,
-                    respond: (@Sendable (RecordedRequest) -> ScriptedResponse?)? = nil, port: UInt16 = 0) {
+                    respond: (@Sendable (RecordedRequest) -> ScriptedResponse?)? = nil, port: UInt16 = 0,
+                    limits: HTTPLimits = HTTPLimits(), maxConnections: Int = 512, inflateBudgetBytes: Int = 64 << 20,
+                    inflateBudgetWait: Double = 2, onRefusal: (@Sendable (Int, String) -> Void)? = nil,
+                    log: (@Sendable (String) -> Void)? = nil) {
             self.recordBodies = recordBodies
             self.recordRequests = recordRequests
             self.onRequest = onRequest
             self.respond = respond
             self.port = port
+            self.limits = limits
+            self.maxConnections = maxConnections
+            self.inflateBudgetBytes = inflateBudgetBytes
+            self.inflateBudgetWait = inflateBudgetWait
+            self.onRefusal = onRefusal
+            self.log = log
         }
     }
 
@@ -38,18 +69,20 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     public let port: UInt16
     public let options: Options
-    private let listenFD: Int32
-    private let condition = NSCondition()
+    let listenFD: Int32
+    let condition = NSCondition()
+    let inflateBudget: InflateBudget
     // Guarded by `condition`:
-    private var script: [(path: String?, response: ScriptedResponse)] = []
-    private var fallback: ScriptedResponse = .ok
-    private var recorded: [RecordedRequest] = []
-    private var requestTotal = 0
-    private var wireBytesTotal = 0
-    private var connectionsAccepted = 0
-    private var openConnections: Set<Int32> = []
-    private var liveThreads = 0
-    private var stopped = false
+    var script: [(path: String?, response: ScriptedResponse)] = []
+    var fallback: ScriptedResponse = .ok
+    var recorded: [RecordedRequest] = []
+    var requestTotal = 0
+    var wireBytesTotal = 0
+    var connectionsAccepted = 0
+    var openConnections: Set<Int32> = []
+    var liveThreads = 0
+    var stopped = false
+    var refusedTotal = 0
 
     /// `http://127.0.0.1:<port>`
     public var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -78,6 +111,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         }
         self.listenFD = fd
         self.port = UInt16(bigEndian: addr.sin_port)
+        self.inflateBudget = InflateBudget(total: max(options.inflateBudgetBytes, options.limits.maxBodyBytes + 1))
         liveThreads = 1
         Thread.detachNewThread { [self] in acceptLoop() }
     }
@@ -127,6 +161,18 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         return connectionsAccepted
     }
 
+    /// Connections open right now.
+    public var openConnectionCount: Int {
+        condition.lock(); defer { condition.unlock() }
+        return openConnections.count
+    }
+
+    /// Requests the server refused itself (see ``Options/onRefusal``).
+    public var refusedCount: Int {
+        condition.lock(); defer { condition.unlock() }
+        return refusedTotal
+    }
+
     /// Waits until at least `count` requests arrived; false at the deadline.
     @discardableResult
     public func waitForRequests(_ count: Int, timeout: Double = 10) -> Bool {
@@ -169,100 +215,6 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         }
         condition.unlock()
         close(listenFD)
-    }
-
-    private func threadEnded() {
-        condition.lock()
-        liveThreads -= 1
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func acceptLoop() {
-        defer { threadEnded() }
-        while true {
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
-            condition.lock()
-            if stopped {
-                condition.unlock()
-                close(fd)
-                return
-            }
-            openConnections.insert(fd)
-            connectionsAccepted += 1
-            liveThreads += 1
-            condition.unlock()
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // child processes started by tests must not inherit it
-            var yes: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-            Thread.detachNewThread { [self] in serve(fd) }
-        }
-    }
-
-    // MARK: Connection
-
-    private func serve(_ fd: Int32) {
-        defer {
-            condition.lock()
-            openConnections.remove(fd)
-            condition.unlock()
-            close(fd)
-            threadEnded()
-        }
-        var reader = HTTPRequestReader(fd: fd)
-        while let parsed = reader.next() {
-            let response = record(parsed)
-            switch response {
-            case .close:
-                return
-            case .hang:
-                condition.lock()
-                while !stopped { condition.wait() }
-                condition.unlock()
-                return
-            case .respond(let status, let headers, let body):
-                var keepAlive = !parsed.wantsClose
-                for (name, value) in headers where name.lowercased() == "connection" && value.lowercased() == "close" {
-                    keepAlive = false
-                }
-                guard sendAll(fd, HTTPResponseWriter.bytes(status: status, headers: headers, body: body, keepAlive: keepAlive)),
-                      keepAlive else { return }
-            }
-        }
-    }
-
-    /// Records the request and picks its response.
-    private func record(_ parsed: ParsedHTTPRequest) -> ScriptedResponse {
-        var request = RecordedRequest(method: parsed.method, path: parsed.path, headers: parsed.headers,
-                                      body: [], wireBodySize: parsed.body.count, decodeError: nil)
-        let wantsBody = options.recordBodies || options.onRequest != nil || options.respond != nil
-        if wantsBody {
-            if request.header("Content-Encoding")?.lowercased() == "gzip" {
-                do { request.body = try Gzip.decompress(parsed.body) } catch { request.decodeError = error.description }
-            } else {
-                request.body = parsed.body
-            }
-        }
-        options.onRequest?(request)
-        let answer = options.respond?(request)
-        condition.lock()
-        defer { condition.unlock() }
-        requestTotal += 1
-        wireBytesTotal += parsed.body.count
-        if options.recordRequests {
-            if !options.recordBodies { request.body = [] }
-            recorded.append(request)
-        }
-        condition.broadcast()
-        if let answer { return answer }
-        if let i = script.firstIndex(where: { $0.path == nil || $0.path == parsed.path }) {
-            return script.remove(at: i).response
-        }
-        return fallback
     }
 }
 

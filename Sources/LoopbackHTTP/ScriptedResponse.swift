@@ -1,3 +1,5 @@
+import AnalyticsCore
+
 /// What the loopback server does with the next request.
 public enum ScriptedResponse: Sendable {
     /// Answer with this status, headers and body (Content-Length is added).
@@ -16,4 +18,15 @@ public enum ScriptedResponse: Sendable {
     }
 
     static let ok = ScriptedResponse.json(#"{"success":true}"#)
+
+    /// A refusal in the shape Segment's tracking API and its clients use:
+    /// `{"success":false,"code":"…","message":"…"}` (clients read `code`, and `message` for people).
+    public static func error(status: Int, code: String, message: String, headers: [(String, String)] = []) -> ScriptedResponse {
+        .respond(status: status, headers: [("Content-Type", "application/json")] + headers,
+                 body: Array(errorBody(code: code, message: message).utf8))
+    }
+
+    public static func errorBody(code: String, message: String) -> String {
+        JSON.object(["success": false, "code": .string(code), "message": .string(message)]).serialized()
+    }
 }

@@ -4,8 +4,13 @@ import Foundation
 /// What a Segment-compatible collector does with one request, apart from the socket: the batch
 /// API (`/v1/b`, `/v1/batch`, `/v1/import`) and the single-call endpoints (`/v1/t` … `/v1/a` and
 /// their long names), Basic auth checked against an optional write key, every event handed on as
-/// one line of NDJSON with its bytes exactly as received. `analytics-host receive` serves it on a
-/// ``LoopbackHTTPServer``; tests can use it in-process.
+/// one line of NDJSON with its bytes as received — plus what the tracking API adds: the batch's
+/// `sentAt` on each event that has none, and `type` from a single-call endpoint when the body
+/// lacks it. It refuses with 400 what the tracking API refuses: an event over
+/// ``BatchLimits/maxEventBytes``, a batch body over ``BatchLimits/apiMaxBatchBytes`` or with more
+/// than ``BatchLimits/maxBatchEvents`` events, an event nested deeper than
+/// ``BatchLimits/maxEventDepth`` (the limit the upload checks when it accepts an event).
+/// `analytics-host receive` serves it on a ``LoopbackHTTPServer``; tests can use it in-process.
 public struct SegmentCollector: Sendable {
     /// A request taken: its events, each one NDJSON line (no newline), in order.
     public struct Accepted: Sendable {
@@ -19,21 +24,36 @@ public struct SegmentCollector: Sendable {
     public init(writeKey: String? = nil) { self.writeKey = writeKey }
 
     static let batchPaths: Set<String> = ["/v1/b", "/v1/batch", "/v1/import"]
-    static let singlePaths: Set<String> = ["/v1/t", "/v1/track", "/v1/i", "/v1/identify", "/v1/s", "/v1/screen",
-                                           "/v1/p", "/v1/page", "/v1/g", "/v1/group", "/v1/a", "/v1/alias"]
+    /// Single-call endpoints and the event type each stands for.
+    static let singleTypes: [String: String] = [
+        "/v1/t": "track", "/v1/track": "track", "/v1/i": "identify", "/v1/identify": "identify",
+        "/v1/s": "screen", "/v1/screen": "screen", "/v1/p": "page", "/v1/page": "page",
+        "/v1/g": "group", "/v1/group": "group", "/v1/a": "alias", "/v1/alias": "alias",
+    ]
+    static var singlePaths: Set<String> { Set(singleTypes.keys) }
 
-    /// The events of `request`, or the response that refuses it (status and a reason).
+    /// The events of `request`, or the response that refuses it (status, code and a reason).
     public func take(_ request: RecordedRequest) -> Result<Accepted, Refusal> {
         let path = String(request.path.prefix { $0 != "?" })
         let isBatch = Self.batchPaths.contains(path)
-        guard isBatch || Self.singlePaths.contains(path) else {
+        let singleType = Self.singleTypes[path]
+        guard isBatch || singleType != nil else {
             return .failure(Refusal(status: 404, message: "no such endpoint \(path) (batch: /v1/b, /v1/batch; single: /v1/t|i|s|p|g|a)"))
         }
         guard request.method == "POST" else { return .failure(Refusal(status: 405, message: "\(request.method) \(path): only POST is accepted")) }
         if let problem = request.decodeError { return .failure(Refusal(status: 400, message: "gzip body could not be inflated: \(problem)")) }
+        let body = request.body
+        if isBatch, body.count > BatchLimits.apiMaxBatchBytes {
+            return .failure(Refusal(status: 400, code: "batch_too_large",
+                                    message: "batch body is \(body.count) bytes, over the limit of \(BatchLimits.apiMaxBatchBytes)"))
+        }
+        if !isBatch, body.count > BatchLimits.maxEventBytes {
+            return .failure(Refusal(status: 400, code: "event_too_large",
+                                    message: "event is \(body.count) bytes, over the limit of \(BatchLimits.maxEventBytes)"))
+        }
         let parsed: JSON
         do {
-            parsed = try request.body.withUnsafeBufferPointer { try JSON(parsingUTF8: $0) }
+            parsed = try body.withUnsafeBufferPointer { try JSON(parsingUTF8: $0) }
         } catch {
             return .failure(Refusal(status: 400, message: "body is not JSON: \(error)"))
         }
@@ -43,26 +63,84 @@ public struct SegmentCollector: Sendable {
             guard let given else { return .failure(Refusal(status: 401, message: "no write key (Basic auth user or writeKey in the body)")) }
             guard given == writeKey else { return .failure(Refusal(status: 401, message: "wrong write key '\(given)'")) }
         }
-        guard isBatch else { return .success(Accepted(path: path, lines: [Self.oneLine(request.body[...])])) }
+        if let singleType {
+            if parsed.nests(deeperThan: BatchLimits.maxEventDepth) { return .failure(Self.tooDeep(nil)) }
+            var line = Self.oneLine(body[...])
+            if object["type"] == nil { line = Self.adding("type", .string(singleType), to: line) }
+            return .success(Accepted(path: path, lines: [line]))
+        }
         guard case .array(let events)? = object["batch"] else {
             return .failure(Refusal(status: 400, message: "batch body has no \"batch\" array"))
+        }
+        guard events.count <= BatchLimits.maxBatchEvents else {
+            return .failure(Refusal(status: 400, code: "batch_too_large",
+                                    message: "batch of \(events.count) events, over the limit of \(BatchLimits.maxBatchEvents)"))
         }
         if let i = events.firstIndex(where: { $0.objectValue == nil }) {
             return .failure(Refusal(status: 400, message: "batch[\(i)] is not a JSON object"))
         }
+        if let i = events.firstIndex(where: { $0.nests(deeperThan: BatchLimits.maxEventDepth) }) { return .failure(Self.tooDeep(i)) }
         // The bytes of each element as sent; serialised again only if the scan disagrees with the parser.
-        if let spans = JSONSpans.batchElements(in: request.body), spans.count == events.count {
-            return .success(Accepted(path: path, lines: spans.map { Self.oneLine(request.body[$0]) }))
+        var lines: [[UInt8]]
+        if let spans = JSONSpans.batchElements(in: body), spans.count == events.count {
+            lines = spans.map { Self.oneLine(body[$0]) }
+        } else {
+            lines = events.map { Array($0.serialized().utf8) }
         }
-        return .success(Accepted(path: path, lines: events.map { Array($0.serialized().utf8) }))
+        if let i = lines.firstIndex(where: { $0.count > BatchLimits.maxEventBytes }) {
+            return .failure(Refusal(status: 400, code: "event_too_large",
+                                    message: "batch[\(i)] is \(lines[i].count) bytes, over the limit of \(BatchLimits.maxEventBytes) per event"))
+        }
+        if let sentAt = object["sentAt"], !sentAt.isNull {
+            for i in lines.indices where events[i]["sentAt"] == nil { lines[i] = Self.adding("sentAt", sentAt, to: lines[i]) }
+        }
+        return .success(Accepted(path: path, lines: lines))
     }
 
-    /// A refused request: its HTTP status and why, answered as `{"success":false,"message":…}`.
+    private static func tooDeep(_ index: Int?) -> Refusal {
+        Refusal(status: 400, code: "nesting_too_deep",
+                message: "\(index.map { "batch[\($0)]" } ?? "event") nests objects and arrays deeper than \(BatchLimits.maxEventDepth) levels")
+    }
+
+    /// `line` (one JSON object's text, ending in `}`) with `"key":value` added as its last member.
+    static func adding(_ key: String, _ value: JSON, to line: [UInt8]) -> [UInt8] {
+        guard let close = line.lastIndex(of: UInt8(ascii: "}")) else { return line }
+        var before = close
+        while before > 0, [0x20, 0x09].contains(line[before - 1]) { before -= 1 }
+        let empty = before > 0 && line[before - 1] == UInt8(ascii: "{")
+        var out = Array(line[..<close])
+        if !empty { out.append(UInt8(ascii: ",")) }
+        out.append(contentsOf: JSON.string(key).serialized().utf8)
+        out.append(UInt8(ascii: ":"))
+        out.append(contentsOf: value.serialized().utf8)
+        out.append(contentsOf: line[close...])
+        return out
+    }
+
+    /// A refused request: its HTTP status, a code clients can act on, and why, answered as
+    /// `{"success":false,"code":…,"message":…}`.
     public struct Refusal: Error, Sendable {
         public var status: Int
+        public var code: String
         public var message: String
-        public var response: ScriptedResponse {
-            .json(JSON.object(["success": false, "message": .string(message)]).serialized(), status: status)
+
+        public init(status: Int, code: String? = nil, message: String) {
+            self.status = status
+            self.code = code ?? Refusal.code(for: status)
+            self.message = message
+        }
+
+        public var response: ScriptedResponse { .error(status: status, code: code, message: message) }
+
+        static func code(for status: Int) -> String {
+            switch status {
+            case 400: return "invalid_request"
+            case 401: return "unauthorized"
+            case 404: return "not_found"
+            case 405: return "method_not_allowed"
+            case 413: return "payload_too_large"
+            default: return status >= 500 ? "server_error" : "invalid_request"
+            }
         }
     }
 

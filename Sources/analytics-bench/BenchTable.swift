@@ -8,7 +8,7 @@ struct BenchRow {
     var target: String = ""
 }
 
-/// Collects rows and prints them as one Markdown table (pasted as-is into the README).
+/// Collects rows and prints them as one Markdown table (pasted as-is into docs/benchmarks.md).
 final class BenchTable {
     private(set) var rows: [BenchRow] = []
 

@@ -1,7 +1,7 @@
 import AnalyticsCore
 import Foundation
 
-/// The Analytics Live README's two event generators (trackScreens, trackAddToCart).
+/// Analytics Live's two example event generators (trackScreens, trackAddToCart), as docs/signals.md shows them.
 let seedSignalGenerators = """
     function processSignal(signal) {
        trackScreens(signal)

@@ -8,15 +8,18 @@ import Synchronization
 /// sent as NDJSON — to see exactly what a run would upload, without sending it anywhere.
 enum ReceiveCommand {
     static let help = """
-        usage: analytics-host receive [--port N] [--out FILE] [--write-key KEY] [--quiet]
+        usage: analytics-host receive [--port N] [--out FILE] [--write-key KEY] [--max-body BYTES]
+                                      [--max-connections N] [--idle-timeout SECONDS] [--quiet]
 
         Listens on 127.0.0.1 (never another address) for what Segment's tracking API accepts:
         POST /v1/b, /v1/batch and /v1/import ({"batch": [...]}) and the single-call endpoints
         /v1/t /v1/i /v1/s /v1/p /v1/g /v1/a (or /v1/track, /v1/identify, /v1/screen, /v1/page,
         /v1/group, /v1/alias), gzip request bodies included. Every event is written as one line of
-        NDJSON with its bytes exactly as received (line breaks between JSON tokens become spaces);
-        a request is answered 200 {"success":true} only once its events are written, so a client
-        retries anything that was not. A live count goes to standard error.
+        NDJSON with its bytes as received (line breaks between JSON tokens become spaces), with what
+        the tracking API adds: the batch's sentAt on each event that has none, and the type of a
+        single-call endpoint when the body has none. A request is answered 200 {"success":true}
+        only once its events are written, so a client retries anything that was not. A live count
+        goes to standard error.
 
         Point a run at it: analytics-host run --api-host http://127.0.0.1:N/v1 … (or the settings'
         integrations["Segment.io"].apiHost).
@@ -25,11 +28,19 @@ enum ReceiveCommand {
           --out FILE        append the events to FILE (default: standard output)
           --write-key KEY   refuse (401) requests whose Basic auth user, or body writeKey, is not KEY
                             (default: any write key is accepted)
+          --max-body BYTES  largest request body, on the wire and inflated (default 4194304: 4 MiB)
+          --max-connections N   connections served at once (default 512); more are answered 503
+          --idle-timeout SECONDS  a connection silent this long is closed (default 30); a request
+                            must arrive whole within twice this (408 past it)
           --quiet           no live count (the start and final lines are still printed)
 
-        Answers: 200 taken; 400 not JSON, no "batch" array, or a batch element not an object, or
-        a gzip body that does not inflate; 401 wrong or missing write key (with --write-key);
-        404 another path; 405 not POST; 500 the output could not be written (the client retries).
+        Answers (refusals are {"success":false,"code":"…","message":"…"}): 200 taken; 400 not JSON,
+        malformed HTTP, no "batch" array, a batch element not an object, a gzip body that does not
+        inflate, an event over 32 KB, a batch over 500 KB or 2,500 events, an event nested deeper
+        than \(BatchLimits.maxEventDepth) levels; 401 wrong or missing write key (with --write-key);
+        404 another path; 405 not POST; 408 a request that did not arrive in time; 413 a body over
+        --max-body; 431 headers over 64 KB; 500 the output could not be written; 503 too many
+        connections or inflated bodies at once (the client retries 5xx). See docs/receiver.md.
 
         SIGINT/SIGTERM: stop listening, print the final count, exit 0.
 
@@ -37,12 +48,28 @@ enum ReceiveCommand {
         """
 
     static func main(_ arguments: [String]) throws -> Int32 {
-        let opts = try Options(arguments, valued: ["--port", "--out", "--write-key"], flags: ["--quiet"])
+        let opts = try Options(arguments, valued: ["--port", "--out", "--write-key", "--max-body", "--max-connections", "--idle-timeout"],
+                               flags: ["--quiet"])
         if opts.has("--help") { print(help); return 0 }
         var port: UInt16 = 0
         if let text = opts["--port"] {
             guard let n = UInt16(text) else { throw UsageError("--port needs a port number (0 to 65535), not '\(text)'") }
             port = n
+        }
+        var limits = HTTPLimits()
+        if let text = opts["--max-body"] {
+            guard let n = Int(text), n >= 1024 else { throw UsageError("--max-body needs a number of bytes (at least 1024), not '\(text)'") }
+            limits.maxBodyBytes = n
+        }
+        var maxConnections = 512
+        if let text = opts["--max-connections"] {
+            guard let n = Int(text), n >= 1 else { throw UsageError("--max-connections needs a positive number, not '\(text)'") }
+            maxConnections = n
+        }
+        if let text = opts["--idle-timeout"] {
+            guard let t = Double(text), t > 0, t <= 86_400 else { throw UsageError("--idle-timeout needs seconds (above 0), not '\(text)'") }
+            limits.idleTimeout = t
+            limits.requestTimeout = 2 * t
         }
         let outPath = opts["--out"]
         let out: Int32
@@ -72,11 +99,13 @@ enum ReceiveCommand {
                     return refusal.response
                 case .success(let accepted):
                     if let problem = sink.write(accepted.lines) {
-                        return .json(JSON.object(["success": false, "message": .string(problem)]).serialized(), status: 500)
+                        return .error(status: 500, code: "server_error", message: problem)
                     }
                     return .json(#"{"success":true}"#)
                 }
-            }, port: port))
+            }, port: port, limits: limits, maxConnections: maxConnections,
+               onRefusal: { status, message in sink.refused(status, message) },
+               log: { line in stderr("analytics-host receive: \(TerminalText.escaped(line))\n") }))
         } catch let error as LoopbackHTTPServer.StartError {
             throw UsageError(error.description)
         }
@@ -153,7 +182,17 @@ final class NDJSONSink: Sendable {
     }
 
     func refused(_ path: String, _ refusal: SegmentCollector.Refusal) {
+        refused(status: refusal.status, path: path, refusal.message)
+    }
+
+    /// A request the server refused before reading it whole (malformed, too large, too slow…).
+    func refused(_ status: Int, _ message: String) {
         state.withLock { $0.refused += 1 }
-        FileHandle.standardError.write(Data("analytics-host receive: refused \(path): \(refusal.status) \(refusal.message)\n".utf8))
+        FileHandle.standardError.write(Data("analytics-host receive: refused a request: \(status) \(TerminalText.escaped(message))\n".utf8))
+    }
+
+    private func refused(status: Int, path: String, _ message: String) {
+        state.withLock { $0.refused += 1 }
+        FileHandle.standardError.write(Data("analytics-host receive: refused \(TerminalText.escaped(path)): \(status) \(TerminalText.escaped(message))\n".utf8))
     }
 }

@@ -51,7 +51,7 @@ enum RunCommand {
           --isolate[=KEY,...]  run every loaded library (or those keys) in a child process of its own
                             (analytics-plugin-runner), as the settings' "isolation": "process" does per
                             key: its crash, exit, hang or memory blow-up ends only that process, which
-                            is restarted; events in flight are sent again (see README "Isolation")
+                            is restarted; events in flight are sent again (see docs/isolation.md)
           --isolate-memory BYTES  memory limit of each such library (default 2147483648; 0: none):
                             a memory cgroup of its own where the host may make one (memory really
                             used), else the address-space limit RLIMIT_AS (reservations count)
@@ -134,6 +134,7 @@ enum RunCommand {
         config.destinationOverflow = .wait(seconds: .infinity)
         config.segment.whenQueueFull = .waitForRoom
         config.errorHandler = errors.handler
+        config.logThreshold = logLevel
         config.logHandler = { level, message in
             if level >= logLevel { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
         }
@@ -161,6 +162,10 @@ enum RunCommand {
             // Nothing read yet, nothing accepted: stop before the first line.
             analytics.shutdown()
             throw UsageError("\(problem); no input was read")
+        }
+        if opts["--live-plugins"] != nil, let missing = liveLibraryMissing(analytics, pluginsDirectory: pluginsDir) {
+            analytics.shutdown()
+            throw UsageError("\(missing); no input was read")
         }
         if logLevel == .debug {
             let keys = analytics.timeline.plugins(of: .destination).compactMap { ($0 as? DestinationPlugin)?.key }.sorted()
@@ -230,9 +235,11 @@ enum RunCommand {
         if let feed, let stats = analytics.signals?.stats {
             print(Summary.signals(stats, fromFile: feed.accepted, rejected: feed.rejected))
         }
+        if let problems = Summary.libraryProblems(analytics.libraryProblems) { print(problems) }
         var outcome = ExitStatus.RunOutcome()
         outcome.rejectedLines = rejected + (feed?.rejected ?? 0)
-        outcome.pluginProblems = errors.pluginProblems
+        outcome.pluginProblems = errors.pluginProblems + analytics.libraryProblems.logged.count
+            + analytics.libraryProblems.pluginFailures.count
         for case let destination as DestinationPlugin in analytics.timeline.plugins(of: .destination) {
             guard let stats = analytics.timeline.stats(forKey: destination.key) else { continue }
             outcome.failedForGood += stats.failed
@@ -249,6 +256,20 @@ enum RunCommand {
 }
 
 extension RunCommand {
+    /// Why `--live-plugins` cannot take effect: no library with the LivePlugins key in the plugins
+    /// directory (nil when one was loaded, or refused: that refusal is reported as such, exit 3).
+    static func liveLibraryMissing(_ analytics: Analytics, pluginsDirectory: String) -> String? {
+        let key = "LivePlugins"
+        if analytics.pluginScan.libraries.contains(where: { $0.info.key == key }) || analytics.isolatedLibraries.contains(where: { $0.key == key }) {
+            return nil
+        }
+        if analytics.pluginScan.problems.contains(where: { ($0.file as NSString).lastPathComponent.lowercased().contains("liveplugins") }) {
+            return nil
+        }
+        return "--live-plugins needs the LivePlugins library (libliveplugins.so, built by `make live-plugins`) in --plugins "
+            + "\(pluginsDirectory): it is not there, so the bundle would never run"
+    }
+
     /// --log-level, else -v (debug), else ANALYTICS_HOST_LOG_LEVEL, else info.
     static func logLevel(_ opts: Options) throws -> LogLevel {
         let names = "debug, info, warning or error"

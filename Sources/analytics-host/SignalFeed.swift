@@ -64,7 +64,7 @@ final class SignalFeed {
 
     private func reject(_ problem: String, line: Int) {
         rejected += 1
-        FileHandle.standardError.write(Data("analytics-host: signals line \(line): \(problem)\n".utf8))
+        FileHandle.standardError.write(Data("analytics-host: signals line \(line): \(TerminalText.escaped(problem))\n".utf8))
     }
 
     /// The next well-formed signal object (bad lines are reported and skipped).

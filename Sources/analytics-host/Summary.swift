@@ -69,10 +69,34 @@ enum Summary {
             out += "\nSegment.io: \(queued) event\(queued == 1 ? "" : "s") kept on disk in \(segment.queueDirectory), sent on the next run"
             if let drainTimeout { out += " (not uploaded within the drain time of \(drainTimeout) s)" }
         }
+        let refused = segment.refusedByServer
+        for (event, reason) in refused {
+            out += "\nSegment.io: the server refused event \(TerminalText.escaped(event)): \(TerminalText.escaped(reason))"
+        }
+        if segment.rejectedEvents > refused.count && !refused.isEmpty {
+            out += "\nSegment.io: … and \(segment.rejectedEvents - refused.count) more event(s) rejected (reported above)"
+        }
         if let problem = segment.lastUploadProblem {
             out += "\nSegment.io: last failed upload: \(problem)"
         }
         return out
+    }
+
+    /// What libraries reported going wrong (errors they logged, plugins whose calls failed), one
+    /// line each; nil when nothing was. Each counts for exit status 3.
+    static func libraryProblems(_ problems: LibraryProblems) -> String? {
+        var lines: [String] = []
+        for p in problems.pluginFailures {
+            let outcome = p.failClosed ? "dropped (fail-closed)" : "passed on unchanged"
+            lines.append("plugin \(TerminalText.escaped(p.plugin)) (from \(TerminalText.escaped(p.owner))) failed on \(p.count) "
+                         + "event\(p.count == 1 ? "" : "s"), \(outcome)")
+        }
+        for l in problems.logged {
+            lines.append("\(TerminalText.escaped(l.key)) logged \(l.count) error\(l.count == 1 ? "" : "s"), the first: "
+                         + TerminalText.escaped(l.first))
+        }
+        guard !lines.isEmpty else { return nil }
+        return "problems reported by libraries (exit status 3):\n" + lines.map { "  " + $0 }.joined(separator: "\n")
     }
 
     /// One line about signals for `run --signals`.

@@ -4,7 +4,7 @@ import Glibc
 
 // analytics-plugin-runner: loads ONE integration library for analytics-host, in a process of its
 // own, so that a library that crashes, exits, hangs or allocates without bound takes only this
-// process down (see PluginRunner and the README's "Isolation" section).
+// process down (see PluginRunner and docs/isolation.md).
 //
 //   analytics-plugin-runner --scan FILE  [--parent PID] [--toolchain T]
 //   analytics-plugin-runner --serve FILE [--parent PID] [--toolchain T] [--memory-limit BYTES | --cgroup DIR] [--progress]

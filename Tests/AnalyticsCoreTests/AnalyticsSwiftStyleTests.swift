@@ -40,7 +40,7 @@ final class Diagnostics: UtilityPlugin, VersionedPlugin {
     static func version() -> String { "2.1.0" }
 }
 
-/// Runs the calls of the README's "analytics-swift" example against `analytics`.
+/// Runs the calls of the example of docs/analytics-swift.md against `analytics`.
 func applicationCode(_ analytics: Analytics, userName: String, plan: String, seats: Int) {
     analytics.identify(userId: "user-1", traits: ["name": userName, "plan": plan])
     analytics.track(name: "Signed Up", properties: ["plan": plan, "seats": seats, "trial": true, "ratio": 0.5])
@@ -57,7 +57,7 @@ func applicationCode(_ analytics: Analytics, userName: String, plan: String, sea
     analytics.alias(newId: "user-2")
 }
 
-/// The README's "Coming from analytics-swift" example, verbatim but for the configuration's
+/// The example of docs/analytics-swift.md, verbatim but for the configuration's
 /// endpoint (a loopback server) so that it runs.
 func readmeExample(apiHost: String, userName: String, plan: String, seats: Int, purchase: Purchase, url: URL) -> Analytics {
     let analytics = Analytics(configuration: Configuration(writeKey: "WRITE_KEY")

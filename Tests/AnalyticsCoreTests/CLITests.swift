@@ -163,7 +163,7 @@ enum HostBinary {
         #expect(refused["reason"]?.stringValue?.hasPrefix("not a loadable shared object") == true)
     }
 
-    /// The README's walk-through: build Hello with the documented gcc line, drop it in, see it.
+    /// The walk-through of docs/c-abi.md: build Hello with the documented gcc line, drop it in, see it.
     @Test func theReadmeIntegrationBuildsWithOneGccLineAndLoads() throws {
         let dir = makeTempDirectory("cli-hello")
         try FixtureBuilder.run("/usr/bin/gcc", ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-shared", "-fPIC", "-O2",

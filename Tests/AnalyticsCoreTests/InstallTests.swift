@@ -28,7 +28,7 @@ import Testing
         let pc = try String(contentsOfFile: stage + "/usr/lib/pkgconfig/analytics-plugin.pc", encoding: .utf8)
         #expect(pc.contains("prefix=/usr\n") && pc.contains("Version: \(HostVersion.string)\n"))
 
-        // A plugin author's directory, outside the repository: hello.c and the README's gcc line with pkg-config.
+        // A plugin author's directory, outside the repository: hello.c and the gcc line with pkg-config of docs/installing.md.
         let author = makeTempDirectory("install-author")
         defer { try? FileManager.default.removeItem(atPath: author) }
         try FileManager.default.copyItem(atPath: FixtureBuilder.root + "/Plugins/Hello/hello.c", toPath: author + "/hello.c")

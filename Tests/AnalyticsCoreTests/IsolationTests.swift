@@ -292,7 +292,7 @@ import Testing
         #expect(probe["readHost"]?.intValue == Int(EPERM), "\(probe)")
         #expect(probe["userNamespace"]?.intValue == Int(EPERM), "\(probe)")
         // /proc/<host>/mem: the kernel lets a process of the same user open it unless the host holds
-        // capabilities its runner does not (a root host); the README says so.
+        // capabilities its runner does not (a root host); docs/isolation.md says so.
         if getuid() == 0 { #expect(probe["openHostMemory"]?.intValue == Int(EACCES), "\(probe)") }
         // A process group of its own: the terminal's Ctrl-C reaches the host, not the runner.
         #expect(probe["ownGroup"] == 1)

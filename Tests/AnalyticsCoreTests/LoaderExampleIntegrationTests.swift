@@ -60,7 +60,7 @@ import Testing
         (JSON.object(["types": ["track"]]), "File: settings need a non-empty \"path\" string"),
         (JSON.object(["path": "/tmp/x.ndjson", "types": ["trak"]]), "File: unknown event type \"trak\" in \"types\""),
         (JSON.object(["path": "/tmp/x.ndjson", "types": "track"]), "File: \"types\" must be an array of event type names"),
-        (JSON.object(["path": "/nonexistent-dir/x.ndjson"]), "File: cannot open /nonexistent-dir/x.ndjson: No such file or directory"),
+        (JSON.object(["path": "/proc/self/environ/x.ndjson"]), "File: cannot open /proc/self/environ/x.ndjson: Not a directory"),
     ])
     func fileRefusesBadSettingsWithAReason(settings: JSON, message: String) throws {
         let dir = try FixtureBuilder.makeDirectory()

@@ -87,7 +87,8 @@ import Testing
     }
 
     /// The endpoints, gzip, Basic auth (or writeKey in the body), the refusals, and the bytes of
-    /// each event written exactly as sent (only line breaks between tokens become spaces).
+    /// each event written as sent (only line breaks between tokens become spaces), with the
+    /// batch's sentAt added to events that have none.
     @Test func endpointsGzipAuthRefusalsAndExactBytes() throws {
         let dir = makeTempDirectory("receive-endpoints")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -122,8 +123,8 @@ import Testing
         #expect(stderr.contains("refused /v1/b: 401 wrong write key 'wrong'"))
         let text = try String(contentsOfFile: out, encoding: .utf8)
         #expect(text == """
-            {"type": "track", "event": "A", "n": 1.50, "e": 1e2}
-            {"type":"identify","traits":{"name":"\\u00e9 ]"}}
+            {"type": "track", "event": "A", "n": 1.50, "e": 1e2,"sentAt":"2026-11-23T00:00:00Z"}
+            {"type":"identify","traits":{"name":"\\u00e9 ]"},"sentAt":"2026-11-23T00:00:00Z"}
             \(single)
             \(inBody)
 

@@ -63,8 +63,8 @@ import Testing
         #expect(server.requests.map { $0.header("X-Retry-Count") ?? "?" }.prefix(2) == ["0", "1"])
     }
 
-    /// A server that refuses everything (400): the events are dropped for good, reported, and the
-    /// exit status says so (5).
+    /// A server that refuses everything (400): each batch is split down to single events, which
+    /// are dropped for good, reported, and the exit status says so (5).
     @Test func aServerRefusalExitsFive() throws {
         let dir = makeTempDirectory("drain-400")
         let server = try LoopbackHTTPServer()
@@ -75,7 +75,7 @@ import Testing
         #expect(result.status == 5, "\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("1000 rejected by the server"), "\(result.stdout)")
         #expect(result.stdout.contains("last failed upload: HTTP 400: malformed"))
-        #expect(result.stderr.contains("dropped a batch of"))
+        #expect(result.stderr.contains("refused by \(server.baseURL)/v1 on its own (HTTP 400: malformed)"), "split down to each event")
         #expect(result.stdout.contains("0 still queued"))
     }
 

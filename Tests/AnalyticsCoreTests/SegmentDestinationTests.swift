@@ -65,23 +65,40 @@ import Testing
         #expect(h.analytics.shutdown())
     }
 
-    @Test func badRequestDropsTheBatchAndReportsIt() throws {
+    @Test func badRequestDropsTheEventAndReportsIt() throws {
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
         server.enqueue(.status(400, body: #"{"error":"malformed"}"#))
         let h = SegmentHarness(apiHost: "\(server.baseURL)/v1")
-        for i in 0..<5 { h.analytics.track("Bad \(i)") }
+        h.analytics.track("Bad")
         #expect(h.analytics.flush())
         #expect(server.requestCount == 1, "a 400 is not retried")
-        #expect(h.stats.failed == 5 && h.stats.queued == 0)
-        let report = h.errors.messages.first { $0.contains("dropped a batch of 5 events") }
-        #expect(report?.contains("400") == true, "\(h.errors.messages)")
+        #expect(h.stats.failed == 1 && h.stats.queued == 0)
+        let id = try #require(try server.messageIds().first)
+        let report = h.errors.messages.first { $0.contains("event messageId \(id) refused by") }
+        #expect(report?.contains("HTTP 400: {\"error\":\"malformed\"}") == true, "\(h.errors.messages)")
+        #expect(h.segment.refusedByServer.map(\.event) == ["messageId \(id)"])
 
-        // The queue moved past the bad batch: later events go out.
+        // The queue moved past the bad event: later events go out.
         h.analytics.track("Good")
         #expect(h.analytics.flush())
         #expect(try server.batches().last?.messageIds.count == 1)
         #expect(h.segment.uploadedEvents == 1)
+        #expect(h.analytics.shutdown())
+    }
+
+    /// A 400 to a batch of several events sends its halves again: a batch refused once (for
+    /// whatever reason) loses nothing the server accepts on its own.
+    @Test func badRequestToABatchSendsItsHalvesAgain() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(.status(400, body: "once"))
+        let h = SegmentHarness(apiHost: "\(server.baseURL)/v1", flushAt: 100)
+        for i in 0..<5 { h.analytics.track("Event \(i)") }
+        #expect(h.analytics.flush())
+        #expect(try server.batches().map(\.messageIds.count) == [5, 2, 3])
+        #expect(h.stats.failed == 0 && h.stats.queued == 0)
+        #expect(h.segment.uploadedEvents == 5)
         #expect(h.analytics.shutdown())
     }
 

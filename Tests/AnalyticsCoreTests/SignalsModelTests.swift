@@ -46,6 +46,15 @@ import Testing
         #expect(problem(#"{"type":"localData","data":[]}"#) == "\"data\" must be an object, found an array")
         #expect(problem(#"{"type":"userDefined"}"#) == nil)
         #expect(problem(#"{"type":"userDefined","data":{"anything":[1,2]},"timestamp":5}"#) == "\"timestamp\" must be a string, found a number")
+        #expect(problem(#"{"type":"userDefined","timestamp":"not-a-date"}"#)
+                == "\"timestamp\" must be an ISO-8601 date-time such as 2026-11-22T10:00:00.000Z, not \"not-a-date\"")
+        for bad in ["2026-02-30T10:00:00Z", "2026-11-22T24:00:00Z", "2026-11-22T10:00:00", "2026-11-22", "2026-11-22T10:00:00.Z",
+                    "2026-11-22T10:00:00+0100", "2026-11-22T10:00:00Zjunk"] {
+            #expect(problem(#"{"type":"userDefined","timestamp":"\#(bad)"}"#)?.hasPrefix("\"timestamp\" must be an ISO-8601") == true, "\(bad)")
+        }
+        for good in ["2026-11-22T10:00:00Z", "2024-02-29T23:59:60.123456Z", "2026-11-22T10:00:00.5+01:00", "2026-11-22t10:00:00-05:30"] {
+            #expect(problem(#"{"type":"userDefined","timestamp":"\#(good)"}"#) == nil, "\(good)")
+        }
     }
 
     @Test func obfuscationKeepsShapeAndWhatHappened() {

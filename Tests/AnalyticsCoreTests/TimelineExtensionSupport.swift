@@ -23,7 +23,8 @@ final class ExtensionClient: Sendable {
 
     init(libraries: [Library], settings: JSONObject, recorders: [RecordingDestination] = [],
          factories: [IntegrationFactory] = [], pluginOptions: [String: JSONObject] = [:],
-         destinationMiddleware: [String: [Middleware]] = [:], mode: IsolationMode = .inProcess) throws {
+         destinationMiddleware: [String: [Middleware]] = [:], mode: IsolationMode = .inProcess,
+         configure: (inout Configuration) -> Void = { _ in }) throws {
         let directory = try FixtureBuilder.makeDirectory()
         self.directory = directory
         storage = directory + "/state"
@@ -52,6 +53,7 @@ final class ExtensionClient: Sendable {
         configuration.destinationMiddleware = destinationMiddleware
         configuration.errorHandler = errors.handler
         configuration.logHandler = { _, message in logs.withLock { $0.append(message) } }
+        configure(&configuration)
         self.errors = errors
         self.logs = logs
         analytics = Analytics(configuration: configuration)

@@ -143,7 +143,7 @@ import Testing
         #expect(unlisted.names == ["E2"])
     }
 
-    /// REFERENCE §2, every branch, on a real client with three destinations.
+    /// The `integrations` option rule (docs/settings-and-filters.md), every branch, on a real client with three destinations.
     @Test(arguments: [
         (JSON.object([:]), [true, true, true]),
         (["A": false], [false, true, true]),

@@ -7,6 +7,8 @@
  *   never      holds events and never uploads or completes (the host's timeout must act)
  *   twice      completes every token twice (the second must be refused)
  *   tokenless  answers AH_PENDING without taking a token
+ * It also offers AH_EXT_NOTICES ("notice kind=<kind> text=<text>") and, in create, logs what
+ * AH_EXT_HOST_INFO says: "host=<name> <version> debug=<0|1> error=<0|1>".
  * Log lines: "held max=<most events held at once>", "complete again=<status>",
  *            "complete after destroy=<status>", "uploaded n=<events> status=<http>". */
 #define _POSIX_C_SOURCE 200809L
@@ -196,8 +198,23 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
     member(settings, len, "mode", self->mode, sizeof self->mode);
     member(settings, len, "batch", number, sizeof number);
     self->batch = number[0] ? (size_t)atoi(number) : 10;
+    const ah_host_info *info = (const ah_host_info *)host->get_extension(host->ctx, AH_EXT_HOST_INFO);
+    if (info) {
+        say(self, "host=%s %s debug=%d error=%d", info->name, info->version, (int)info->log_enabled(host->ctx, AH_LOG_DEBUG),
+            (int)info->log_enabled(host->ctx, AH_LOG_ERROR));
+    }
     if (self->batch < 1 || self->batch > MAX_HELD) self->batch = 10;
     return self;
+}
+
+static void notice(ah_instance *self, int32_t kind, const char *text, size_t len) {
+    say(self, "notice kind=%d text=%.*s", (int)kind, (int)len, text);
+}
+
+static const ah_notices notices = { sizeof(ah_notices), notice };
+
+static const void *get_extension(const char *id) {
+    return strcmp(id, AH_EXT_NOTICES) == 0 ? &notices : NULL;
 }
 
 static const ah_hooks hooks = {
@@ -205,7 +222,7 @@ static const ah_hooks hooks = {
 };
 
 static const ah_integration integration = {
-    sizeof(ah_integration), AH_ABI_VERSION, "Batcher", "1.0.0", AH_LANGUAGE_C, NULL, create, &hooks, NULL,
+    sizeof(ah_integration), AH_ABI_VERSION, "Batcher", "1.0.0", AH_LANGUAGE_C, NULL, create, &hooks, get_extension,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

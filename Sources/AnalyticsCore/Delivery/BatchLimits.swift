@@ -6,8 +6,15 @@ public enum BatchLimits {
     /// Largest upload body the SDKs send (the API's hard limit is 500 KB; 475,000 leaves room
     /// for proxies that add to the request).
     public static let maxBatchBytes = 475_000
+    /// Largest batch request body the tracking API takes (500 KB; it answers 400 past it).
+    public static let apiMaxBatchBytes = 500 * 1024
     /// Most events in one batch.
     public static let maxBatchEvents = 2_500
+    /// Most nested objects and arrays in one event, the event object itself counting as one. The
+    /// upload refuses deeper events when they are accepted and `analytics-host receive` refuses
+    /// them with 400: a batch body wraps each event in two more levels (`{"batch":[…]}`), which
+    /// the JSON parser's limit must still hold.
+    public static let maxEventDepth = JSON.maxNestingDepth - 2
 
     /// Throws when `event` (already-serialized JSON) cannot go into any batch: over the size limit,
     /// or not a JSON object text at all. Call it when an event is accepted, so that the caller

@@ -6,6 +6,10 @@ public struct GzipError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Int32
     public var detail: String
     public var description: String { "gzip \(operation) failed (zlib code \(code)): \(detail)" }
+
+    /// The stream inflates to more than the limit given (as opposed to being corrupt).
+    public var isOverLimit: Bool { operation == "inflate" && detail.hasPrefix(Self.overLimit) }
+    static let overLimit = "output exceeds the"
 }
 
 /// gzip (RFC 1952) compression through zlib. Upload bodies are repetitive JSON, so the fastest
@@ -108,7 +112,7 @@ public enum Gzip {
         while true {
             if produced == output.count {
                 guard output.count <= limit else {
-                    throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "output exceeds the \(limit)-byte limit")
+                    throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "\(GzipError.overLimit) \(limit)-byte limit")
                 }
                 // An array, not repeatElement: a generic sequence is copied element by element in
                 // debug builds (the tests' loopback server inflates every upload with this).
@@ -123,7 +127,7 @@ public enum Gzip {
                 stream.next_out = nil
             }
             if produced > limit {
-                throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "output exceeds the \(limit)-byte limit")
+                throw GzipError(operation: "inflate", code: Z_BUF_ERROR, detail: "\(GzipError.overLimit) \(limit)-byte limit")
             }
             if rc == Z_STREAM_END {
                 if stream.avail_in == 0 { break }

@@ -100,6 +100,10 @@ public final class SegmentDestination: EncodedEventConsumer, InlineDestination {
     public var backlogEvents: Int { counters.backlog }
     /// Events the server refused for good (e.g. HTTP 400) or that hit a retry limit.
     public var rejectedEvents: Int { counters.rejected }
+    /// Events the server refused by themselves (once their batch was split down to them): which
+    /// event ("messageId …") and the server's answer; the first few only (``rejectedEvents``
+    /// counts them all).
+    public var refusedByServer: [(event: String, reason: String)] { counters.refusals }
     /// The last failed upload attempt ("HTTP 500: … from <host>", "network error: …"), nil if none.
     public var lastUploadProblem: String? { counters.lastProblem }
     /// The upload settings in force (after the latest settings update).

@@ -71,6 +71,19 @@ final class SegmentDestinationCounters: Sendable {
 
     func problem(_ text: String) { problem.withLock { $0 = text } }
 
+    /// The events the server refused one by one (a refused batch split down to them), the first
+    /// ``refusalsKept`` of them: what the run's summary names.
+    var refusals: [(event: String, reason: String)] { refusedEvents.withLock { $0 } }
+    static let refusalsKept = 20
+    private let refusedEvents = Locked<[(event: String, reason: String)]>([])
+
+    /// One event refused by the server on its own (it is counted by ``rejected(_:)`` as well).
+    func refused(messageId: String, reason: String) {
+        refusedEvents.withLock { list in
+            if list.count < Self.refusalsKept { list.append((messageId, reason)) }
+        }
+    }
+
     /// Events that will never be delivered (rejected, dropped batch, over the disk cap, refused).
     func failed(_ n: Int) {
         guard n > 0 else { return }

@@ -17,9 +17,9 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
     enum PassEnd { case drained, deferred, stopped, closed }
 
     let uploader: Uploader
-    private let queue: DurableQueue
-    private let counters: SegmentDestinationCounters
-    private let report: @Sendable (AnalyticsError) -> Void
+    let queue: DurableQueue
+    let counters: SegmentDestinationCounters
+    let report: @Sendable (AnalyticsError) -> Void
     private let interval: Double
     private let control: Control
     private let sleeper: SegmentDestinationSleeper
@@ -232,11 +232,14 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
 
             var rejected = 0
             var overflow = false
+            // The stored events that went into the body, for sending parts again (see `settle`).
+            var included: [ArraySlice<UInt8>] = []
+            included.reserveCapacity(batch.count)
             for index in batch.indices {
                 let slice = batch[index]
                 let added = slice.withUnsafeBytes { raw in Result { () throws(BatchEventError) in try builder.append(raw) } }
                 switch added {
-                case .success(true): break
+                case .success(true): included.append(slice)
                 case .success(false): overflow = true
                 case .failure(let error):
                     rejected += 1
@@ -254,23 +257,14 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
 
             if !builder.isEmpty {
                 let upload = builder.finish()
-                let host = uploader.configuration.apiHost
-                let queue = self.queue
-                let outcome = uploader.deliver(upload, retryCount: queue.attempts(at: batch.start)) { retry in
-                    queue.recordAttempts(retry + 1, at: batch.start)
-                }
-                if let failure = outcome.failure { counters.problem("\(failure) from \(host)") }
-                switch outcome.disposition {
-                case .delivered:
-                    counters.uploaded(upload.eventCount)
-                    spareHead = upload.head
-                case .dropped:
-                    counters.rejected(upload.eventCount)
-                    report(.delivery("Segment.io: dropped a batch of \(upload.eventCount) events after \(outcome.attempts) attempt(s) to \(host): \(outcome.reason)"))
-                case .deferred:
+                // Acknowledged only once every event of the batch is delivered or refused for
+                // good, however many parts it was split into: a kill in between sends it again
+                // whole (parts already delivered are duplicated, nothing is lost).
+                guard settle(upload, events: included, queuedAt: batch.start) else {
                     queue.release(batch)
                     return stopping.load(ordering: .acquiring) ? .stopped : .deferred
                 }
+                spareHead = upload.head
             }
             do {
                 counters.removed(try queue.acknowledge(batch))

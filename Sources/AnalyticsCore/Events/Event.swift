@@ -70,7 +70,7 @@ public struct Event: Sendable {
         get { payload["context"]?.objectValue ?? [:] }
         set { payload["context"] = .object(newValue) }
     }
-    /// The per-call `integrations` option (REFERENCE §2).
+    /// The per-call `integrations` option (rules: docs/settings-and-filters.md).
     public var integrations: JSONObject {
         get { payload["integrations"]?.objectValue ?? [:] }
         set { payload["integrations"] = .object(newValue) }
@@ -114,4 +114,10 @@ public enum EventError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self { case .invalid(let why): return "invalid event: \(why)" }
     }
+}
+
+/// The Segment calls. `page` is accepted on input (it exists on the web) and is handled by the
+/// screen hooks of plugins.
+public enum EventType: String, Sendable, CaseIterable {
+    case track, identify, screen, page, group, alias
 }

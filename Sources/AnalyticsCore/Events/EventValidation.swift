@@ -3,8 +3,15 @@ extension Event {
     /// time instead of failing later at the server.
     public func validate() throws(EventError) {
         try validateFields()
-        for (key, value) in payload where !value.isFinite {
-            throw .invalid("\"\(key)\" contains a non-finite number (NaN or infinity has no JSON form)")
+        for (key, value) in payload {
+            if !value.isFinite {
+                throw .invalid("\"\(key)\" contains a non-finite number (NaN or infinity has no JSON form)")
+            }
+            // The event object is the first level.
+            if value.nests(deeperThan: BatchLimits.maxEventDepth - 1) {
+                throw .invalid("\"\(key)\" nests objects and arrays deeper than \(BatchLimits.maxEventDepth) levels "
+                               + "(counting the event itself), which the tracking API refuses")
+            }
         }
     }
 

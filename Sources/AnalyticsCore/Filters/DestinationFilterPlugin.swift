@@ -10,7 +10,7 @@
 ///
 /// Segment's servers already apply the rules to cloud-mode traffic, so this plugin is normally
 /// not added to the `Segment.io` destination (``RoutingRules/segmentDestinationKey``).
-public final class DestinationFilterPlugin: Plugin {
+public final class DestinationFilterPlugin: Plugin, KeepsOrDropsOnly {
     /// Filters run first in the destination's timeline, so later plugins never see what they remove.
     public let type: PluginType = .before
     /// The destination whose rules (and the global rules) this plugin applies.

@@ -75,6 +75,20 @@ public enum JSON: Sendable, Hashable {
     }
 
     /// True when every number inside is finite (JSON cannot carry NaN or infinities).
+    /// Most nested objects and arrays the parser reads (the whole document counts: `{}` is one
+    /// level), so that hostile input cannot exhaust the stack.
+    public static let maxNestingDepth = 512
+
+    /// Whether objects and arrays nest deeper than `levels` in this value (`{}` and `[]` are one
+    /// level, a scalar none). Stops at the first branch that does.
+    public func nests(deeperThan levels: Int) -> Bool {
+        switch self {
+        case .array(let a): return levels < 1 || a.contains { $0.nests(deeperThan: levels - 1) }
+        case .object(let o): return levels < 1 || o.storage.contains { $0.value.nests(deeperThan: levels - 1) }
+        default: return false
+        }
+    }
+
     public var isFinite: Bool {
         switch self {
         case .number(let n): return n.value.isFinite

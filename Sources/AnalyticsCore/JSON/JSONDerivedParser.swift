@@ -84,7 +84,7 @@ extension JSONByteParser {
             pos += n
             return JSONDerived(value: original, changed: false)
         }
-        guard pos < end, depth < 512 else { return JSONDerived(value: try parseValue(depth: depth)) }
+        guard pos < end, depth < JSON.maxNestingDepth else { return JSONDerived(value: try parseValue(depth: depth)) }
         switch (byte(pos), original) {
         case (UInt8(ascii: "{"), .object(let o)):
             reference.text.pos = valueStart

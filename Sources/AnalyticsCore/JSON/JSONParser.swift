@@ -33,7 +33,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 
 extension JSON {
     /// Parses JSON text (RFC 8259). Duplicate keys: the last one wins, as in JavaScript.
-    /// Nesting is limited to 512 levels so that hostile input cannot exhaust the stack.
+    /// Nesting is limited to ``JSON/maxNestingDepth`` levels so that hostile input cannot exhaust the stack.
     public init(parsing text: String) throws(JSONParseError) {
         var text = text
         self = try text.withUTF8 { JSON.parse($0) }.get()
@@ -101,10 +101,10 @@ struct JSONByteParser {
         guard pos < end else { throw fail("unexpected end of input") }
         switch byte(pos) {
         case UInt8(ascii: "{"):
-            guard depth < 512 else { throw fail("nesting deeper than 512 levels") }
+            guard depth < JSON.maxNestingDepth else { throw fail("nesting deeper than \(JSON.maxNestingDepth) levels") }
             return .object(try parseObject(depth: depth + 1))
         case UInt8(ascii: "["):
-            guard depth < 512 else { throw fail("nesting deeper than 512 levels") }
+            guard depth < JSON.maxNestingDepth else { throw fail("nesting deeper than \(JSON.maxNestingDepth) levels") }
             return .array(try parseArray(depth: depth + 1))
         case UInt8(ascii: "\""):
             return .string(try parseString())

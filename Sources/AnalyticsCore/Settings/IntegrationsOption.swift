@@ -1,4 +1,4 @@
-/// The per-call `integrations` option (REFERENCE §2): which destinations receive one event.
+/// The per-call `integrations` option (docs/settings-and-filters.md): which destinations receive one event.
 public enum IntegrationsOption {
     /// A bool for the key decides; an object for the key means enabled (it carries per-destination
     /// options); otherwise `All` (or `all`) as a bool decides; otherwise enabled.

@@ -1,4 +1,4 @@
-/// The settings JSON in the CDN shape (REFERENCE §3). Kept whole so that keys the host does not
+/// The settings JSON in the CDN shape (docs/settings-and-filters.md). Kept whole so that keys the host does not
 /// know pass through to plugins untouched.
 public struct Settings: Sendable, Equatable {
     public var json: JSONObject

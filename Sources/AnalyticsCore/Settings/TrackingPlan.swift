@@ -1,7 +1,7 @@
 /// The tracking plan of the settings (`plan.track`), as device-mode destinations honour it:
 /// Segment.io always receives the event (the server applies the plan there); for other
 /// destinations a planned event with `enabled: false` is blocked, one with `enabled: true` follows
-/// its `integrations` map (REFERENCE §2 rule), and an unplanned event follows `__default.enabled`.
+/// its `integrations` map (the `integrations` option rule, `IntegrationsOption`), and an unplanned event follows `__default.enabled`.
 struct TrackingPlan: Sendable {
     private var events: [String: JSONObject] = [:]
     private var defaultEnabled = true

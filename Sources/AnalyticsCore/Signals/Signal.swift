@@ -50,3 +50,22 @@ public struct Signal: Sendable, Equatable {
     /// Compact JSON text of ``json``.
     public var serializedBytes: [UInt8] { JSON.object(json).serializedBytes() }
 }
+
+/// The kinds of breadcrumb an app leaves (Analytics Live's `SignalType`). The raw values are the
+/// JSON `type` of a signal and the values of the JavaScript `SignalType` constants.
+public enum SignalType: String, Sendable, CaseIterable, Equatable {
+    case interaction
+    case navigation
+    case network
+    case localData
+    case instrumentation
+    case userDefined
+}
+
+/// Why a signal given as JSON (a `--signals` line, `ah_host_signals.emit`) was refused: the
+/// message names the field and what was wrong with it.
+public struct SignalError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { "invalid signal: \(message)" }
+}

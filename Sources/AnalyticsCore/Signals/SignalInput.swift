@@ -28,6 +28,9 @@ public struct SignalInput: RawSignal, Equatable {
         signalType = type
         signalData = data
         timestamp = try SignalInput.optionalString(json, "timestamp")
+        if let timestamp, !ISOTimestamp.isValid(timestamp) {
+            throw SignalError("\"timestamp\" must be an ISO-8601 date-time such as 2026-11-22T10:00:00.000Z, not \(JSON.string(timestamp).serialized())")
+        }
         anonymousId = try SignalInput.optionalString(json, "anonymousId")
     }
 

@@ -31,6 +31,40 @@ public enum ISOTimestamp {
     }
 }
 
+extension ISOTimestamp {
+    /// Whether `text` is an RFC 3339 date-time (`2026-11-22T10:00:00Z`, fractions of a second and
+    /// `+01:00`-style offsets allowed) naming a real calendar date and time of day.
+    public static func isValid(_ text: String) -> Bool {
+        let b = Array(text.utf8)
+        func number(_ at: Int, _ width: Int) -> Int? {
+            guard at + width <= b.count else { return nil }
+            var v = 0
+            for i in at..<(at + width) {
+                guard (48...57).contains(b[i]) else { return nil }
+                v = v * 10 + Int(b[i] - 48)
+            }
+            return v
+        }
+        guard b.count >= 20, let year = number(0, 4), b[4] == 45, let month = number(5, 2), b[7] == 45, let day = number(8, 2),
+              b[10] == 84 || b[10] == 116, let hour = number(11, 2), b[13] == 58, let minute = number(14, 2), b[16] == 58,
+              let second = number(17, 2) else { return false }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...12).contains(month), (1...days[month - 1]).contains(day), hour < 24, minute < 60, second <= 60 else { return false }
+        var i = 19
+        if b[i] == 46 {  // fraction
+            i += 1
+            let digits = i
+            while i < b.count, (48...57).contains(b[i]) { i += 1 }
+            guard i > digits else { return false }
+        }
+        guard i < b.count else { return false }
+        if b[i] == 90 || b[i] == 122 { return i + 1 == b.count }  // Z
+        guard b[i] == 43 || b[i] == 45, i + 6 == b.count, let h = number(i + 1, 2), b[i + 3] == 58, let m = number(i + 4, 2) else { return false }
+        return h < 24 && m < 60
+    }
+}
+
 /// Monotonic seconds, for timeouts and rates.
 public func monotonicSeconds() -> Double {
     var ts = timespec()

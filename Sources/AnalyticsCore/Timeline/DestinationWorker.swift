@@ -37,6 +37,9 @@ final class DestinationWorker: @unchecked Sendable {
 
     let destination: DestinationPlugin
     let stats = DestinationStats()
+    /// The destination's capabilities that fan-out asks for every event, looked up once.
+    let selective: EventTypeSelective?
+    let receivesWholeSettings: Bool
     private let capacity: Int
     private let overflow: OverflowPolicy
     private let report: @Sendable (AnalyticsError) -> Void
@@ -64,6 +67,9 @@ final class DestinationWorker: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// Set for an ``InlineDestination``: items are handled on the caller's thread under this lock.
     private let inline: Locked<Bool>?
+    /// The inline destination's stopped flag, readable without its lock: `hasRoom` is asked by a
+    /// library's `send_event`, which may come from inside this destination's own call.
+    private let inlineStopped = Atomic<Bool>(false)
 
     var isInline: Bool { inline != nil }
     /// The batch being handled: `inProgress[inProgressStart...]` (replaced under `condition`, read
@@ -98,6 +104,8 @@ final class DestinationWorker: @unchecked Sendable {
         self.overflow = overflow
         self.hookTimeout = hookTimeout
         self.abandonableWhileRunning = destination is AbandonableDestination
+        self.selective = destination as? EventTypeSelective
+        self.receivesWholeSettings = (destination as? WholeSettingsDestination)?.receivesWholeSettings ?? false
         self.report = report
         if destination is InlineDestination {
             inline = Locked(false)
@@ -111,7 +119,7 @@ final class DestinationWorker: @unchecked Sendable {
 
     /// Whether an event would be queued now without waiting or dropping another.
     func hasRoom() -> Bool {
-        if let inline { return !inline.withLock { $0 } }
+        if inline != nil { return !inlineStopped.load(ordering: .acquiring) }
         condition.lock()
         defer { condition.unlock() }
         return abandoned || (!stopping && queuedEvents < capacity)
@@ -226,7 +234,10 @@ final class DestinationWorker: @unchecked Sendable {
     func beginStop() {
         if let inline {
             // No queue to drain: every call already returned. Later calls are ignored.
-            let wasStopped = inline.withLock { stopped -> Bool in defer { stopped = true }; return stopped }
+            let wasStopped = inline.withLock { stopped -> Bool in
+                defer { stopped = true; inlineStopped.store(true, ordering: .releasing) }
+                return stopped
+            }
             if !wasStopped {
                 destination.timeline.shutdownAll()
                 destination.shutdown()
@@ -325,6 +336,7 @@ final class DestinationWorker: @unchecked Sendable {
     }
 
     private func run() {
+        PipelineThread.markForever()
         var plan = destination.timeline.deliveryPlan()
         while true {
             condition.lock()
@@ -377,6 +389,8 @@ final class DestinationWorker: @unchecked Sendable {
                 i += 1
             }
             if gone { break }
+            // The queue is drained: a destination that gathers events hands them on now.
+            (destination as? DeliversInRuns)?.endOfRun()
             if last {
                 condition.lock()
                 inShutdown = true
@@ -397,6 +411,10 @@ final class DestinationWorker: @unchecked Sendable {
     /// An inline destination's item, on the caller's thread. A flush runs outside the lock: it may
     /// wait for the network, and calls must not wait for it (inline destinations allow that).
     private func submitInline(_ item: Item, _ lock: Locked<Bool>) -> Bool {
+        PipelineThread.run { submitInlineMarked(item, lock) }
+    }
+
+    private func submitInlineMarked(_ item: Item, _ lock: Locked<Bool>) -> Bool {
         if case .flush = item {
             if lock.withLock({ $0 }) {
                 item.group?.leave()
@@ -449,4 +467,15 @@ final class DestinationWorker: @unchecked Sendable {
         }
         return .control
     }
+}
+
+/// What a destination's full queue does with one more event.
+public enum OverflowPolicy: Sendable, Equatable {
+    /// Drop the oldest queued event, count it and report it: callers never wait (an app's UI
+    /// thread must not stall because a destination is slow).
+    case dropOldest
+    /// Make the caller wait until the destination catches up, at most this many seconds, then drop
+    /// the oldest as above: for batch ingestion, where losing events is worse than waiting.
+    /// `.infinity` waits as long as it takes (the command: input slows, nothing is dropped).
+    case wait(seconds: Double)
 }

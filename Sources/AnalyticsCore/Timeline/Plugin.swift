@@ -50,3 +50,20 @@ extension EventPlugin {
         }
     }
 }
+
+/// Where a plugin sits in a timeline. Events pass before → enrichment → destination → after;
+/// `utility` plugins receive settings and lifecycle calls but never events.
+public enum PluginType: Sendable, CaseIterable, Equatable {
+    case before, enrichment, destination, after, utility
+}
+
+/// Whether a settings update is the first one a plugin sees or a later refresh.
+public enum UpdateType: Sendable, Equatable {
+    case initial, refresh
+}
+
+/// A weak reference to the client, for plugins (the client owns its plugins, not the reverse).
+public struct WeakAnalytics: Sendable {
+    public weak var value: Analytics?
+    public init(_ value: Analytics? = nil) { self.value = value }
+}

@@ -39,7 +39,7 @@ public final class Timeline: @unchecked Sendable {
         func recomputeGates() {
             enabled = destinations.map { worker in
                 let key = worker.destination.key
-                if (worker.destination as? NativeDestination)?.wholeSettings == true { return !switchedOffKeys.contains(key) }
+                if worker.receivesWholeSettings { return !switchedOffKeys.contains(key) }
                 return enabledKeys?.contains(key) ?? true
             }
         }
@@ -59,6 +59,10 @@ public final class Timeline: @unchecked Sendable {
         /// The last destinations are stopping: nothing queued now could be delivered.
         var closed = false
     }
+    /// `FanOut`'s flags, also readable without its lock: `refusal()` is asked from inside the
+    /// fan-out itself (a library's `send_event` from a plugin of an inline destination).
+    private let drainingFlag = Atomic<Bool>(false)
+    private let closedFlag = Atomic<Bool>(false)
     private let state = Locked(State())
     private struct State {
         weak var analytics: Analytics?
@@ -181,6 +185,10 @@ public final class Timeline: @unchecked Sendable {
     /// left enrichment (destinations' own changes are theirs alone), or nil if it was dropped.
     @discardableResult
     public func process(_ incoming: Event) -> Event? {
+        PipelineThread.run { processMarked(incoming) }
+    }
+
+    private func processMarked(_ incoming: Event) -> Event? {
         let s = stages.withLock { $0 }
         guard var event = Timeline.apply(s.before, to: incoming),
               var enriched = Timeline.apply(s.enrichment, to: event) else { return nil }
@@ -197,7 +205,7 @@ public final class Timeline: @unchecked Sendable {
                 let key = worker.destination.key
                 let wanted = s.enabled[i] && IntegrationsOption.isEnabled(key, in: options)
                     && (planned?.allows(event: name, destination: key) ?? true)
-                    && !((worker.destination as? NativeDestination)?.ignores(enriched.type) ?? false)
+                    && !(worker.selective?.ignores(enriched.type) ?? false)
                 // A worker stopping under a stale snapshot has left the timeline: as if skipped.
                 if !(wanted && worker.submit(.event(enriched))) {
                     worker.stats._skipped.wrappingAdd(1, ordering: .relaxed)
@@ -227,13 +235,14 @@ public final class Timeline: @unchecked Sendable {
 
     /// For callers that must never wait (a library's `send_event`): `.stopping` once the host can
     /// no longer deliver, `.saturated` while some destination's queue is full, nil otherwise.
+    /// Takes no lock the fan-out may hold: it is asked from inside the fan-out too.
     func refusal() -> Offer? {
         let s = stages.withLock { $0 }
-        return fanOut.withLock { f -> Offer? in
-            if f.closed || (f.draining && s.destinations.isEmpty) { return .stopping }
-            for worker in s.destinations where !worker.hasRoom() { return .saturated(destination: worker.destination.key) }
-            return nil
+        if closedFlag.load(ordering: .acquiring) || (drainingFlag.load(ordering: .acquiring) && s.destinations.isEmpty) {
+            return .stopping
         }
+        for worker in s.destinations where !worker.hasRoom() { return .saturated(destination: worker.destination.key) }
+        return nil
     }
 
     /// An event arrived after the last destinations began to stop: it cannot be delivered.
@@ -257,8 +266,8 @@ public final class Timeline: @unchecked Sendable {
     /// destination itself ignores would have no effect here.
     var onlyFilters: Bool {
         stages.withLock { s in
-            s.before.allSatisfy { $0 is DestinationFilterPlugin } && s.enrichment.allSatisfy { $0 is DestinationFilterPlugin }
-                && s.after.allSatisfy { $0 is DestinationFilterPlugin }
+            s.before.allSatisfy { $0 is KeepsOrDropsOnly } && s.enrichment.allSatisfy { $0 is KeepsOrDropsOnly }
+                && s.after.allSatisfy { $0 is KeepsOrDropsOnly }
         }
     }
 
@@ -374,12 +383,11 @@ public final class Timeline: @unchecked Sendable {
         // Those not through by the deadline are stuck (in a call, or far behind): abandoned
         // below; the others get a fresh `hookTimeout` to stop.
         let responsive = announced.map { $0.wait(timeout: .now() + max(0, deadline - monotonicSeconds())) == .success }
-        // Libraries that are not destinations stop now, while every destination still runs.
-        let extensions = s.utility.filter { $0 is NativeExtension }
-        for plugin in extensions { plugin.shutdown() }
+        // Producers that are not destinations stop now, while every destination still runs.
+        for plugin in s.before + s.enrichment + s.after + s.utility where plugin is StopsWithProducers { plugin.shutdown() }
         settle(false)
 
-        fanOut.withLock { $0.draining = true }
+        fanOut.withLock { $0.draining = true; drainingFlag.store(true, ordering: .releasing) }
         stages.withLock { current in
             let next = current.copy()
             next.destinations = last
@@ -408,11 +416,11 @@ public final class Timeline: @unchecked Sendable {
             if !worker.submit(.flush(lastFlushed)) { lastFlushed.leave() }
         }
         if lastFlushed.wait(timeout: .now() + timeout) != .success { ok = false }
-        fanOut.withLock { $0.closed = true }
+        fanOut.withLock { $0.closed = true; closedFlag.store(true, ordering: .releasing) }
         let lastDeadline = monotonicSeconds() + timeout
         for worker in last { worker.beginStop() }
         for worker in last where !worker.waitStopped(until: lastDeadline) { ok = false }
-        for plugin in s.before + s.enrichment + s.after + s.utility where !(plugin is NativeExtension) { plugin.shutdown() }
+        for plugin in s.before + s.enrichment + s.after + s.utility where !(plugin is StopsWithProducers) { plugin.shutdown() }
         return ok
     }
 

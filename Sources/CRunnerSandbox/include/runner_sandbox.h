@@ -1,5 +1,5 @@
 /* runner_sandbox.h: the restrictions analytics-plugin-runner puts on itself before it opens a
- * library (see README "Isolation"). Only what is listed here is restricted. */
+ * library (see docs/isolation.md). Only what is listed here is restricted. */
 #ifndef RUNNER_SANDBOX_H
 #define RUNNER_SANDBOX_H
 

@@ -26,6 +26,8 @@ final class PendingCalls: Sendable {
         var completed: [(UInt64, NativeHookResult)] = []
         var ended = false
         var reported: Set<String> = []
+        /// Refused completions not yet told to the library (`AH_EXT_NOTICES`), bounded.
+        var refusals: [String] = []
         var wakePosted = false
         /// When the expiry wake-up is due (nil: none scheduled).
         var expiryWake: Double?
@@ -71,6 +73,7 @@ final class PendingCalls: Sendable {
             }
             guard s.open.removeValue(forKey: token) != nil else {
                 let why = token == 0 || token >= s.next ? "an unknown token \(token)" : "token \(token), which is not pending (completed twice, void, or abandoned after the hook timeout)"
+                if s.refusals.count < 100 { s.refusals.append("completed \(why); ignored") }
                 return (false, s.reported.insert(token == 0 || token >= s.next ? "unknown" : "stale").inserted ? "completed \(why); ignored" : nil, false)
             }
             s.completed.append((token, result))
@@ -162,6 +165,11 @@ final class PendingCalls: Sendable {
             for t in late { s.open.removeValue(forKey: t) }
             return late
         }
+    }
+
+    /// Refused completions since the last call, for the library's notices.
+    func takeRefusals() -> [String] {
+        state.withLock { s in defer { s.refusals.removeAll() }; return s.refusals }
     }
 
     /// Calls still waiting for their answer (answers not yet drained do not count).

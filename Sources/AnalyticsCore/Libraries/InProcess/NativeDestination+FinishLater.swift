@@ -1,3 +1,4 @@
+import CAnalyticsABI
 import Foundation
 
 /// A destination that acts, on its worker, on answers that arrived from other threads.
@@ -65,6 +66,7 @@ extension NativeDestination {
         let pending = integration.pendingCalls
         let late = pending.expire()
         if !late.isEmpty { abandon(tokens: late, reason: "no answer within \(hookTimeout) s") }
+        for refusal in pending.takeRefusals() { integration.notice(Int32(AH_NOTICE_REFUSED), refusal) }
         defer { if !parked.isEmpty { pending.scheduleExpiryWake() } }
         var retries: [ParkedEvent] = []
         for (token, result) in pending.drain() {
@@ -109,12 +111,13 @@ extension NativeDestination {
         }
         guard !types.isEmpty else { return }
         let what = types.count == 1 ? "1 call (\(types[0]))" : "\(types.count) calls (\(Set(types).sorted().joined(separator: ", ")))"
-        client.withLock { $0.analytics.value }?.report(.plugin(name: key, message:
-            "\(what) answered pending, then \(reason); abandoned (counted as abandoned)"))
+        let text = "\(what) answered pending, then \(reason); abandoned (counted as abandoned)"
+        client.withLock { $0.analytics.value }?.report(.plugin(name: key, message: text))
+        integration.notice(Int32(AH_NOTICE_ABANDONED), text)
     }
 
     /// An event counted as delivered when it was handed over ends otherwise.
-    private func recount(to counter: PendingEnd) {
+    func recount(to counter: PendingEnd) {
         guard let stats = client.withLock({ $0.stats }) else { return }
         stats._delivered.wrappingSubtract(1, ordering: .relaxed)
         switch counter {

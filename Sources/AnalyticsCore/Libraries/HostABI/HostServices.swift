@@ -1,0 +1,109 @@
+/// What the host offers integration libraries, as Swift closures (the C table that forwards to
+/// them is `HostServicesTable`). Every closure may be called from any thread, including from
+/// inside a hook and from threads the library started, so each must be thread-safe and quick.
+public struct HostServices: Sendable {
+    /// A log line from the library.
+    public var log: @Sendable (NativeLogLevel, String) -> Void
+    /// A new event from the library (complete JSON object text), to run through the pipeline.
+    /// Must only enqueue: it is often called from inside a hook.
+    public var sendEvent: @Sendable ([UInt8]) -> NativeHookResult
+    /// The current userId, if any.
+    public var userId: @Sendable () -> String?
+    /// The current anonymousId.
+    public var anonymousId: @Sendable () -> String?
+    /// The client's signals, when the application enabled them (`AH_EXT_SIGNALS`).
+    public var signals: @Sendable () -> Signals? = { nil }
+    /// In `analytics-plugin-runner`: the host, where the library's signals go (`signals` is then
+    /// the runner's own hub for the library's subscribers).
+    var signalsRelay: (any SignalsRelay)?
+    /// The library's key, for names in reports.
+    public var key = ""
+    /// Whether a log line at this level would be kept (ABI 1.3 `log_enabled`).
+    public var logEnabled: @Sendable (NativeLogLevel) -> Bool = { _ in true }
+
+    // ABI 1.2 capability tables (`ah_host.get_extension`); nil: the id answers NULL.
+    /// `AH_EXT_TIMELINE`: where the instance's timeline plugins go.
+    public var timeline: (any NativeTimelineService)?
+    /// `AH_EXT_CLIENT`: the rest of the client.
+    public var client: NativeClientServices?
+    /// `AH_EXT_HTTP`: the host's HTTP client.
+    public var http: NativeHTTPService?
+
+    public init(
+        log: @escaping @Sendable (NativeLogLevel, String) -> Void,
+        sendEvent: @escaping @Sendable ([UInt8]) -> NativeHookResult,
+        userId: @escaping @Sendable () -> String?,
+        anonymousId: @escaping @Sendable () -> String?,
+        timeline: (any NativeTimelineService)? = nil,
+        client: NativeClientServices? = nil,
+        http: NativeHTTPService? = nil
+    ) {
+        self.log = log
+        self.sendEvent = sendEvent
+        self.userId = userId
+        self.anonymousId = anonymousId
+        self.timeline = timeline
+        self.client = client
+        self.http = http
+    }
+}
+
+/// Levels of `ah_host.log`; unknown values from a library read as `.info`.
+public enum NativeLogLevel: Int32, Sendable, Comparable {
+    case debug = 0, info = 1, warn = 2, error = 3
+
+    public static func < (a: NativeLogLevel, b: NativeLogLevel) -> Bool { a.rawValue < b.rawValue }
+}
+
+extension HostServices {
+    /// Services backed by a client: logs go to its log handler (prefixed with the integration's
+    /// key), events sent back run through its whole pipeline later, on a host queue
+    /// (`Analytics.enqueueSentBack`), so no callback is re-entered, but are answered now: OK when
+    /// they will be delivered like any other, retryable (queued nowhere) when a queue is full or
+    /// the host is stopping; ids are the client's.
+    /// The client is held weakly: after it is gone, ids read as absent and events are refused.
+    public static func forwarding(to analytics: Analytics, key: String) -> HostServices {
+        let weak = WeakAnalytics(analytics)
+        var services = HostServices(
+            log: { level, text in
+                let mapped: LogLevel
+                switch level {
+                case .debug: mapped = .debug
+                case .info: mapped = .info
+                case .warn: mapped = .warning
+                case .error: mapped = .error
+                }
+                guard let analytics = weak.value else { return }
+                if level == .error { analytics.libraryProblems.logged(key: key, text) }
+                analytics.log(mapped, "\(key): \(text)")
+            },
+            sendEvent: { bytes in
+                guard let analytics = weak.value else { return .retryable("the client is gone") }
+                do {
+                    guard case .object(let payload) = try JSON(parsing: bytes) else {
+                        return .permanent("an event must be a JSON object")
+                    }
+                    switch try analytics.enqueueSentBack(payload: payload) {
+                    case .accepted: return .ok
+                    case .saturated(let destination): return .retryable("the queue of \(destination) is full")
+                    case .stopping: return .retryable("the host is stopping")
+                    case .unstorable(let reason, let permanent):
+                        analytics.report(.plugin(name: key, message: "event sent back was refused: \(reason)"))
+                        return permanent ? .permanent(reason) : .retryable(reason)
+                    }
+                } catch {
+                    analytics.report(.plugin(name: key, message: "event sent back was refused: \(error)"))
+                    return .permanent("\(error)")
+                }
+            },
+            userId: { weak.value?.userId },
+            anonymousId: { weak.value?.anonymousId },
+            timeline: NativePluginRegistry(ownerKey: key, analytics: analytics),
+            client: .forwarding(to: analytics, key: key),
+            http: .shared)
+        services.signals = { weak.value?.signals }
+        services.key = key
+        services.logEnabled = NativeLogLevel.threshold(of: analytics.configuration)
+        return services
+    }
+}

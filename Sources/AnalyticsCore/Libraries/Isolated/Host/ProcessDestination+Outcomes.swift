@@ -1,0 +1,178 @@
+import CAnalyticsABI
+import Foundation
+import Glibc
+
+extension ProcessDestination {
+    // MARK: Outcomes
+
+    /// An item's answer from the library.
+    func complete(_ item: Item, status: UInt8, message: String) {
+        if item.replay { return }
+        switch status {
+        case IsolationWire.ok, IsolationWire.pending:
+            item.done?.signal()
+        default:
+            // The runner retried a retryable failure in place, per `retryPolicy`, before answering.
+            let what = item.callName
+            let attempts = retryPolicy.maxAttempts
+            let text = item.op == .application ? applicationFailure(what, retryable: status == IsolationWire.retryable, message)
+                : status == IsolationWire.retryable
+                ? "\(what) failed after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(message)"
+                : "\(what) failed: \(message)"
+            fail(item, report: text)
+        }
+    }
+
+    /// An application event's failure, never retried, in the words the in-process instance of the
+    /// same role uses (`NativeDestination`, `NativeExtension`).
+    func applicationFailure(_ what: String, retryable: Bool, _ message: String) -> String {
+        if info.isDestination { return "\(what) failed (not retried): \(message)" }
+        return retryable ? "\(what) failed (retryable, not retried): \(message)" : "\(what) failed: \(message)"
+    }
+
+    func requeueFront(_ items: [Item]) {
+        guard !items.isEmpty else { return }
+        condition.lock()
+        if outboxHead >= items.count {
+            outboxHead -= items.count
+            for (i, item) in items.enumerated() { outbox[outboxHead + i] = item }
+        } else {
+            outbox.replaceSubrange(0..<outboxHead, with: items)
+            outboxHead = 0
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The final outcome of events that answered pending and did not end OK (ABI 1.3), counted
+    /// as the in-process destination counts them.
+    func settled(_ payload: [UInt8]) {
+        var r = WireReader(payload)
+        let kind = r.u8()
+        let count = Int(r.u32())
+        let text = r.text()
+        guard !r.failed, count > 0 else { return }
+        let (analytics, stats) = client.withLock { ($0.analytics.value, $0.stats) }
+        if kind == IsolationWire.settledAbandoned {
+            stats?._delivered.wrappingSubtract(count, ordering: .relaxed)
+            stats?._abandoned.wrappingAdd(count, ordering: .relaxed)
+        } else {
+            stats?.recordFailure(count)
+        }
+        analytics?.report(.plugin(name: key, message: text))
+    }
+
+    /// Counts an event failed and reports why.
+    func fail(_ item: Item, report text: String?) {
+        let (analytics, stats) = client.withLock { ($0.analytics.value, $0.stats) }
+        if item.event != nil { stats?.recordFailure() }
+        if let text { analytics?.report(.plugin(name: key, message: text)) }
+        item.done?.signal()
+    }
+
+    /// An item that will never reach the library (disabled, or stopped): counted, not reported
+    /// one by one (the reason was reported once).
+    func giveUp(_ item: Item, counted: Bool) {
+        if item.replay { return }
+        fail(item, report: nil)
+    }
+
+    /// The runner's memory limit: the library's cgroup (made at its first start) where the host
+    /// may make one and `memoryLimit` allows it, else RLIMIT_AS.
+    func memoryLimitArguments() -> [String] {
+        guard limits.memoryLimitBytes > 0 else { return [] }
+        if limits.memoryLimit == .automatic && !cgroupTried {
+            cgroupTried = true
+            cgroup = RunnerCgroup.make(limitBytes: limits.memoryLimitBytes).cgroup
+        }
+        if let cgroup { return ["--cgroup", cgroup.path] }
+        return ["--memory-limit", String(limits.memoryLimitBytes)]
+    }
+
+    /// How the runner ended, with what its memory limit had to do with it.
+    func describeEnd(status: Int32, during: String?) -> String {
+        let text = RunnerProcess.describe(status: status)
+        if status & 0x7f == SIGKILL, let cgroup, cgroup.consumeOOMKill() {
+            return "was stopped by its memory limit (\(cgroup.limitBytes) bytes, memory cgroup \(cgroup.path)): it \(text)"
+        }
+        if cgroup == nil, limits.memoryLimitBytes > 0, during == "loading the library" || during == "creating the instance" {
+            return text + " (its address space is limited to \(limits.memoryLimitBytes) bytes, RLIMIT_AS: a library that "
+                + "reserves more at start, as JavaScriptCore does (about 6 GiB), needs a higher --isolate-memory, 0, or a "
+                + "memory cgroup the host may make)"
+        }
+        return text
+    }
+
+    func crashed(status: Int32, during: String?, culprit: Item?, inFlight: [Item], requeue: [Item], timedOut: Bool, timeout: Double) {
+        endChild()
+        let now = monotonicSeconds()
+        crashTimes = crashTimes.filter { now - $0 < limits.crashWindow } + [now]
+        crashesInARow += 1
+        var again = inFlight.filter { !$0.replay }
+        var givenUp: Item?
+        if let culprit, !culprit.replay, culprit.crashes >= limits.maxAttempts {
+            givenUp = culprit
+            again.removeAll { $0 === culprit }
+        }
+        let events = again.filter { $0.event != nil }.count
+        client.withLock { $0.stats }?._retried.wrappingAdd(events, ordering: .relaxed)
+        let what = timedOut
+            ? "did not answer within \(timeout) s and was killed"
+            : describeEnd(status: status, during: during)
+        var text = "library \(info.file) (process-isolated) \(what) while \(during ?? "idle")"
+        let willDisable = crashTimes.count >= limits.maxCrashes
+        if let givenUp {
+            text += "; it ended the process \(givenUp.crashes) time\(givenUp.crashes == 1 ? "" : "s") and is counted failed"
+        }
+        let delay = min(limits.maxRestartDelay, limits.restartDelay * pow(2, Double(max(0, crashesInARow - 1))))
+        if willDisable {
+            text += "; \(crashTimes.count) crashes within \(limits.crashWindow) s: disabled, its events are counted failed from now on"
+        } else {
+            if events > 0 { text += "; \(events) event\(events == 1 ? "" : "s") in flight will be sent again" }
+            text += "; restarting in \(delay) s"
+        }
+        client.withLock { $0.analytics.value }?.report(.plugin(name: key, message: text))
+        if let givenUp { fail(givenUp, report: nil) }
+        if willDisable {
+            disable(nil)
+            for item in again + requeue { giveUp(item, counted: true) }
+            return
+        }
+        requeueFront(again + requeue)
+        Thread.sleep(forTimeInterval: delay)
+    }
+
+    /// Stops sending to the library; what is queued is counted failed.
+    func disable(_ reason: String?) {
+        condition.lock()
+        let first = disabled == nil
+        if first { disabled = reason ?? "crashed too often" }
+        let left = Array(outbox[outboxHead...])
+        outbox.removeAll()
+        outboxHead = 0
+        condition.broadcast()
+        condition.unlock()
+        if first, let reason { client.withLock { $0.analytics.value }?.report(.plugin(name: key, message: reason)) }
+        for item in left { giveUp(item, counted: true) }
+    }
+
+    func endChild() {
+        guard let process = child else { return }
+        child = nil
+        condition.lock()
+        if currentChild === process { currentChild = nil }
+        let plugins = self.plugins
+        let signals = self.signals
+        self.plugins = nil
+        self.signals = nil
+        condition.unlock()
+        signals?.end()
+        // Its timeline plugins leave the timeline; calls in progress fail (reported per plugin).
+        plugins?.end("its process ended (the library's report says why)")
+        // Its last answer (destroy's, or the crash) is in: nothing of the library runs any more
+        // that the host waits for.
+        process.closeChannel()
+        process.kill()
+        process.wait()
+    }
+}

@@ -1,0 +1,167 @@
+import CAnalyticsABI
+import Foundation
+import Glibc
+
+extension ProcessDestination {
+    // MARK: Pump
+
+    func runPump() {
+        var batch: [Item] = []
+        while true {
+            condition.lock()
+            while outbox.count == outboxHead && !stopping && !(childGone && child != nil) { condition.wait() }
+            if outbox.count == outboxHead && stopping { condition.unlock(); break }
+            if outbox.count == outboxHead {
+                // The process ended between batches (a timeline plugin crashed it, or one was
+                // killed at its deadline): reported, and restarted now, so that its plugins
+                // are back on the timeline without waiting for the next item.
+                condition.unlock()
+                let timeout = client.withLock { $0.hookTimeout }
+                finishCrash(batch: [], answered: 0, sequence: batchSequence, timedOut: false, timeout: timeout)
+                while child == nil && disabledReason == nil && !isStopping() { run([]) }
+                continue
+            }
+            let take = min(max(1, min(limits.batchSize, ProgressPage.maxItems)), outbox.count - outboxHead)
+            batch = Array(outbox[outboxHead..<(outboxHead + take)])
+            outboxHead += take
+            if outboxHead > 4096 && outboxHead * 2 > outbox.count {
+                outbox.removeFirst(outboxHead)
+                outboxHead = 0
+            }
+            if waitingForRoom > 0 { condition.broadcast() }
+            let isDisabled = disabled != nil
+            condition.unlock()
+            if isDisabled {
+                for item in batch { giveUp(item, counted: true) }
+                continue
+            }
+            run(batch)
+            // After `destroy` the child is done.
+            if batch.last?.op == .destroy && child != nil { endChild() }
+        }
+        endChild()
+        cgroup?.remove()
+        condition.lock()
+        pumpFinished = true
+        condition.broadcast()
+        condition.unlock()
+        pumpDone.signal()
+    }
+
+    /// Sends one batch and reads its results; on a crash or hang, handles it and puts what was
+    /// in flight back at the front of the queue.
+    func run(_ items: [Item]) {
+        let timeout = client.withLock { $0.hookTimeout }
+        var batch = items
+        if child == nil {
+            let outcome = pendingStart ?? startChild(timeout: timeout)
+            pendingStart = nil
+            switch outcome {
+            case .started(let replay): batch = replay + batch
+            case .failed(let status, let during):
+                crashed(status: status, during: during, culprit: nil, inFlight: [], requeue: items, timedOut: false, timeout: timeout)
+                return
+            case .refused(let why):
+                disable(why)
+                for item in items { giveUp(item, counted: true) }
+                return
+            }
+        }
+        guard let child else { return }
+        var w = WireWriter()
+        batchSequence &+= 1
+        let sequence = batchSequence
+        w.begin(.batch)
+        w.u32(UInt32(batch.count))
+        w.i64(Int64(bitPattern: sequence))
+        for item in batch {
+            w.u8(item.op.rawValue)
+            w.data(item.bytes)
+            item.attempts += 1
+        }
+        w.end()
+        var answered = 0
+        var lastProgress = monotonicSeconds()
+        if !child.send(w.bytes, deadline: lastProgress + timeout) {
+            finishCrash(batch: batch, answered: 0, sequence: sequence, timedOut: !isGone(), timeout: timeout)
+            return
+        }
+        while answered < batch.count {
+            condition.lock()
+            let beats = heartbeats
+            while incoming.isEmpty && !childGone && heartbeats == beats {
+                if !condition.wait(until: Date(timeIntervalSinceNow: max(0, lastProgress + timeout - monotonicSeconds()))) { break }
+                if monotonicSeconds() >= lastProgress + timeout { break }
+            }
+            let results = incoming
+            incoming.removeAll(keepingCapacity: true)
+            let gone = childGone
+            let beat = heartbeats != beats
+            condition.unlock()
+            if results.isEmpty && beat && !gone {
+                // The runner waits before retrying an item: not the library's time.
+                lastProgress = monotonicSeconds()
+                continue
+            }
+            if !results.isEmpty {
+                for (status, message) in results where answered < batch.count {
+                    complete(batch[answered], status: status, message: message)
+                    answered += 1
+                }
+                // After handling them: a retry's backoff is not the library's time.
+                lastProgress = monotonicSeconds()
+                continue
+            }
+            finishCrash(batch: batch, answered: answered, sequence: sequence, timedOut: !gone, timeout: timeout)
+            return
+        }
+        crashesInARow = 0
+    }
+
+    func currentPlugins() -> IsolatedPlugins? {
+        condition.lock()
+        defer { condition.unlock() }
+        return plugins
+    }
+
+    func isStopping() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return stopping
+    }
+
+    func isGone() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return childGone
+    }
+
+    /// The child died or hung in batch `sequence`: the item it was calling (from the progress
+    /// page; else the first unanswered) is the culprit; every unanswered item goes again.
+    func finishCrash(batch: [Item], answered: Int, sequence: UInt64, timedOut: Bool, timeout: Double) {
+        guard let child else { return }
+        child.kill()  // after a crash this changes nothing; a hung or silent child ends here
+        let status = child.wait()
+        var culprit: Item?
+        var inFlight = Array(batch[answered...])
+        let pluginCall = currentPlugins()?.inFlight
+        if let pluginCall {
+            // A timeline plugin's call was in progress: the item is not blamed, it goes again.
+            crashed(status: status, during: pluginCall, culprit: nil, inFlight: inFlight, requeue: [], timedOut: false, timeout: timeout)
+            return
+        }
+        if let progress, let index = progress.item(inBatch: sequence), index >= answered, index < batch.count {
+            culprit = batch[index]
+            // What it finished before: done, with the status it stored (only the text of a
+            // failure is lost with the process).
+            for i in answered..<index where i < ProgressPage.maxItems {
+                complete(batch[i], status: progress.status(ofItem: i), message: "(its reason was lost with the process)")
+            }
+            inFlight = Array(batch[index...])
+        } else if answered < batch.count {
+            culprit = batch[answered]
+        }
+        culprit?.crashes += 1
+        crashed(status: status, during: culprit?.label, culprit: culprit, inFlight: inFlight, requeue: [], timedOut: timedOut, timeout: timeout)
+    }
+}

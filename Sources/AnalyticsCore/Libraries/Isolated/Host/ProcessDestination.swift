@@ -1,0 +1,284 @@
+import CAnalyticsABI
+import Foundation
+import Glibc
+
+/// A loaded library's destination whose code runs in an `analytics-plugin-runner` child process.
+/// To the timeline it is a destination like any other (own worker, own timeline, filters, stats):
+/// the worker hands it events in order, it queues them, and its pump thread sends them to the
+/// child in batches and reads the results back in batches.
+///
+/// Failures of the child: it crashed or exited (end of its socket, then its wait status), or it
+/// did not answer within `hookTimeout` seconds of its last result (then it is SIGKILLed). Either
+/// way it is reported with the library, the status or signal and the item being processed; the
+/// items in flight are sent again to a new child, started after a backoff (at-least-once: the
+/// library may have seen some of them), and the one being processed is counted failed once it
+/// has been tried `maxAttempts` times. After `maxCrashes` crashes within `crashWindow` the
+/// destination is disabled and reported: its events are counted failed, nothing else stops.
+///
+/// Accounting, as for every destination: the worker counts an event delivered (handed over) when
+/// it is queued here; one that fails later is counted failed as well (the summary's delivered
+/// column is delivered − failed).
+public final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, StopAnnouncing, WholeSettingsDestination,
+    EventTypeSelective, @unchecked Sendable {
+    public let key: String
+    public let timeline = Timeline()
+    public let info: NativeLibraryInfo
+
+    let runner: String
+    let limits: IsolationConfiguration
+    let retryPolicy: NativeRetryPolicy
+    let startPayload: [UInt8]
+    let wholeSettings: Bool
+
+    let client = Locked(Client())
+    struct Client {
+        var analytics = WeakAnalytics()
+        var stats: DestinationStats?
+        var services: HostServices?
+        var hookTimeout = 10.0
+    }
+
+    /// One thing to call on the instance.
+    final class Item: @unchecked Sendable {
+        let op: IsolationWire.Op
+        let bytes: [UInt8]
+        let event: Event?
+        var attempts = 0
+        /// Times the library's process died or hung while calling this very item.
+        var crashes = 0
+        /// Signalled once the item is done (answered, or given up).
+        let done: DispatchSemaphore?
+        /// Replayed to a restarted child (its initial update, lifecycle(started)): not counted.
+        let replay: Bool
+
+        init(op: IsolationWire.Op, bytes: [UInt8] = [], event: Event? = nil, waits: Bool = false, replay: Bool = false) {
+            self.op = op
+            self.bytes = bytes
+            self.event = event
+            self.done = waits ? DispatchSemaphore(value: 0) : nil
+            self.replay = replay
+        }
+
+        /// The hook's name in reports; an application event's says which (read back from its
+        /// JSON: only a failure or a crash needs it).
+        var callName: String {
+            guard op == .application else { return op.hookName }
+            let name = (try? JSON(parsing: Array(bytes.dropFirst(4))))?["name"]?.stringValue ?? "?"
+            return "application_event(\(name))"
+        }
+
+        /// "processing track \"Order\" event m-1" / "calling flush".
+        var label: String {
+            guard let event else { return "calling \(callName)" }
+            let name = event.event ?? event.name
+            return "processing \(event.type.rawValue)" + (name.map { " \"\($0)\"" } ?? "")
+                + " event \(event.messageId ?? "(no messageId)")"
+        }
+    }
+
+    // Guarded by `condition`.
+    let condition = NSCondition()
+    var outbox: [Item] = []
+    var outboxHead = 0
+    var stopping = false
+    var disabled: String?
+    var pumpFinished = false
+    var incoming: [(UInt8, String)] = []
+    var childGone = false
+    var waitingForRoom = 0
+
+    /// The child in use, for `shutdown` to kill (guarded by `condition`).
+    var currentChild: RunnerProcess?
+    // Touched on the worker only.
+    var started = false
+    var announcedStopping = false
+    var unflushed = false
+    // Touched on the pump only.
+    var child: RunnerProcess?
+    var lastInitialSettings: [UInt8]?
+    var crashTimes: [Double] = []
+    var crashesInARow = 0
+    var everStarted = false
+    let progress = ProgressPage()
+    var batchSequence: UInt64 = 0
+    /// The library's memory cgroup (every runner of it joins the same one), once made.
+    var cgroup: RunnerCgroup?
+    var cgroupTried = false
+    /// The outcome of the start made in `init`, when it failed (handled by the pump).
+    var pendingStart: StartOutcome?
+    /// The timeline plugins and the signal forwarding of the current process (guarded by `condition`).
+    var plugins: IsolatedPlugins?
+    var signals: IsolatedSignals?
+    /// Empty results frames: the runner is waiting to retry an item (guarded by `condition`).
+    var heartbeats = 0
+    /// Settings of the latest update (the worker writes, the pump reads for a restart).
+    let latestSettings = Locked<[UInt8]?>(nil)
+
+    var pump: Thread?
+    let pumpDone = DispatchSemaphore(value: 0)
+    /// AH_EXT_HTTP_REQUESTS calls of the runner, made here with the host's HTTP client.
+    let httpRelay = HTTPRequestRelay()
+
+    init(info: NativeLibraryInfo, runner: String, settings: JSONObject, analytics: Analytics) {
+        self.key = info.key
+        self.info = info
+        self.runner = runner
+        self.limits = analytics.configuration.isolation
+        self.retryPolicy = NativeRetryPolicy()
+        self.wholeSettings = info.wantsWholeSettings
+        let directory = analytics.configuration.storageDirectory + "/plugins/" + NativeClientServices.directoryName(for: info.key)
+        var start: JSONObject = ["settings": .object(settings), "storageDirectory": .string(directory)]
+        start["options"] = .object(analytics.configuration.pluginOptions[info.key] ?? [:])
+        if let signals = analytics.signals {
+            start["signals"] = ["maximumBufferSize": .number(Double(signals.currentConfiguration.maximumBufferSize))]
+        }
+        start["hookTimeout"] = .number(JSONNumber(analytics.configuration.hookTimeout))
+        let keeps = NativeLogLevel.threshold(of: analytics.configuration)
+        start["logThreshold"] = .number(JSONNumber(Int(([NativeLogLevel.debug, .info, .warn, .error].first(where: keeps) ?? .error).rawValue)))
+        start["retry"] = ["maxAttempts": .number(Double(retryPolicy.maxAttempts)), "initialDelay": .number(retryPolicy.initialDelay),
+                          "maxDelay": .number(retryPolicy.maxDelay)]
+        startPayload = JSON.object(start).serializedBytes()
+        client.withLock {
+            $0.services = .forwarding(to: analytics, key: info.key)
+            $0.hookTimeout = analytics.configuration.hookTimeout
+            $0.analytics = WeakAnalytics(analytics)
+        }
+        // The first process starts now, as an in-process library is created now: the timeline
+        // plugins its `create` adds are in place before the client's first event. A failure is
+        // handled when the first item needs the process (restart with backoff, or disabled).
+        if case let outcome = startChild(timeout: analytics.configuration.hookTimeout), !outcome.isStarted { pendingStart = outcome }
+        let thread = Thread { [self] in runPump() }
+        thread.name = "isolated \(info.key)"
+        pump = thread
+        thread.start()
+    }
+
+    public func configure(analytics: Analytics) {
+        let stats = analytics.timeline.stats(forKey: key)
+        client.withLock { $0.analytics = WeakAnalytics(analytics); $0.stats = stats }
+    }
+
+    /// Whether the library was disabled after crashing too often (and why).
+    public var disabledReason: String? {
+        condition.lock()
+        defer { condition.unlock() }
+        return disabled
+    }
+
+    // MARK: Worker side
+
+    public func execute(_ event: Event) -> Event? {
+        startIfNeeded()
+        unflushed = true
+        enqueue(Item(op: IsolationWire.Op(event.type), bytes: event.serializedBytes, event: event))
+        return event
+    }
+
+    public func update(settings: Settings, type: UpdateType) {
+        startIfNeeded()
+        unflushed = true
+        let own = (wholeSettings ? settings.json : settings.integrationSettings(forKey: key) ?? [:]).serializedBytes()
+        latestSettings.withLock { $0 = own }
+        enqueue(Item(op: type == .initial ? .updateInitial : .updateRefresh, bytes: own))
+    }
+
+    public func reset() {
+        startIfNeeded()
+        unflushed = true
+        enqueue(Item(op: .reset))
+    }
+
+    /// Waits until the child flushed (or the flush was given up): a flush of the client covers
+    /// every event queued here before it.
+    public func flush() {
+        startIfNeeded()
+        let item = Item(op: .flush, waits: true)
+        enqueue(item)
+        item.done?.wait()
+        unflushed = false
+    }
+
+    /// An application event, in the ordered stream with everything the worker handed over before
+    /// it, one-way as in-process. Only to a library that offers AH_EXT_APPLICATION (its info,
+    /// from the runner's load, says so): no round trip for one that would ignore it.
+    public func application(_ event: ApplicationEvent) {
+        startIfNeeded()
+        guard info.hooks.contains(.application) else { return }
+        enqueue(Item(op: .application, bytes: IsolationWire.applicationItem(event)))
+    }
+
+    /// As in-process (`NativeDestination.ignores`): a type without its hook, and nothing but
+    /// filters in this destination's timeline, is skipped at fan-out, not sent to the runner.
+    func ignores(_ type: EventType) -> Bool { !info.handles(type) && timeline.onlyFilters }
+
+    var receivesWholeSettings: Bool { wholeSettings }
+
+    func announceStopping() {
+        guard started, !announcedStopping else { return }
+        announcedStopping = true
+        let item = Item(op: .lifecycleStopping, waits: true)
+        enqueue(item)
+        item.done?.wait()
+    }
+
+    /// Stopping, flush, destroy; then the child ends. A destination is not flushed again when
+    /// nothing reached it since its last flush (as `NativeDestination`); a library that is not a
+    /// destination always is (`alwaysFlush`, as `NativeExtension`).
+    /// Bounded by `hookTimeout`: a child still busy then is killed and what it held counted failed.
+    public func shutdown() { shutdown(alwaysFlush: false) }
+
+    func shutdown(alwaysFlush: Bool) {
+        announceStopping()
+        if alwaysFlush || unflushed || !started { enqueue(Item(op: .flush)) }
+        enqueue(Item(op: .destroy))
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+        // Within the timeline's own bound for a stopping destination (hookTimeout), so this
+        // destination ends itself (and counts what it held) before the timeline gives up on it.
+        let timeout = client.withLock { $0.hookTimeout } * 0.9
+        if pumpDone.wait(timeout: .now() + timeout) == .timedOut {
+            disable("did not stop within \(String(format: "%.1f", timeout)) s; its process was killed and what it held is counted failed")
+            condition.lock()
+            let c = currentChild
+            condition.unlock()
+            c?.kill()
+            pumpDone.wait()
+        }
+        pumpDone.signal()
+    }
+
+    func startIfNeeded() {
+        guard !started else { return }
+        started = true
+        enqueue(Item(op: .lifecycleStarted))
+    }
+
+    /// Most items waiting here before the worker itself waits (its producers then wait too).
+    var capacity: Int { max(1, limits.batchSize) * 4 }
+
+    func enqueue(_ item: Item) {
+        condition.lock()
+        if disabled != nil {
+            condition.unlock()
+            giveUp(item, counted: true)
+            return
+        }
+        while outbox.count - outboxHead >= capacity && disabled == nil && !pumpFinished {
+            waitingForRoom += 1
+            condition.wait()
+            waitingForRoom -= 1
+        }
+        if disabled != nil || pumpFinished {
+            condition.unlock()
+            giveUp(item, counted: true)
+            return
+        }
+        let wasEmpty = outbox.count == outboxHead
+        outbox.append(item)
+        if wasEmpty { condition.broadcast() }
+        condition.unlock()
+    }
+
+}

@@ -1,0 +1,45 @@
+/// What the timeline may ask of a plugin beyond the ``Plugin`` and ``DestinationPlugin`` protocols.
+/// The timeline asks these capabilities, never which concrete class a plugin is: a library called
+/// in this process and the same library in its runner process adopt the same ones, so they are
+/// treated alike (the reason "process mode behaves as in-process" can hold at all).
+
+/// A destination that also produces events (a loaded library calling `send_event`) hears that the
+/// host is stopping while every destination still runs, so what it sends then is delivered.
+protocol StopAnnouncing: DestinationPlugin {
+    /// Called on the destination's worker, before its queue is drained and it is shut down.
+    func announceStopping()
+}
+
+/// A destination that can be left behind when one of its calls never returns.
+protocol AbandonableDestination: DestinationPlugin {
+    /// It will never be called again, not even to end it (its call may still be running); returns
+    /// how the report names it ("library /path/libx.so").
+    func abandon() -> String
+    /// The name of its call that handles events of this type ("track"; "screen" for page).
+    func callName(for type: EventType) -> String
+    /// The call in progress while it was stopping, if any ("destroy").
+    var stoppingStep: String? { get }
+}
+
+/// A destination that receives the whole settings document (a library with
+/// `AH_ROLE_WHOLE_SETTINGS`) gets events unless `integrations[key]` is exactly false: not being
+/// named in the settings does not keep events away from it.
+protocol WholeSettingsDestination: DestinationPlugin {
+    var receivesWholeSettings: Bool { get }
+}
+
+/// A destination that can tell before an event is queued that it would do nothing with it (a
+/// library without the hook for that type, and nothing in its timeline but filters): fan-out
+/// counts the event skipped instead of queueing a call that would be a no-op.
+protocol EventTypeSelective: DestinationPlugin {
+    func ignores(_ type: EventType) -> Bool
+}
+
+/// A plugin that is not a destination but produces events (a library that adds timeline plugins
+/// and may `send_event`, even from `lifecycle(stopping)`): shutdown stops it with the producers,
+/// while every destination still runs, so that what it sends is delivered.
+protocol StopsWithProducers: Plugin {}
+
+/// A plugin that only keeps or drops events (a destination filter): a timeline holding nothing
+/// else cannot change an event, so a destination that would ignore the event may be skipped.
+protocol KeepsOrDropsOnly: Plugin {}
