@@ -88,9 +88,10 @@ import Testing
         let counts = try #require(row("Amplitude", in: result.stdout), "\(result.stdout)")
         #expect(counts[0] == 40 && counts[4] == 2, "offered 40, failed 2: \(result.stdout)")
         // Every good event reached Amplitude (checked at the fake below), but the host's finish-later
-        // bookkeeping (branch abi13, in progress) counts two calls that were answered retryable and
-        // then delivered as dropped.
-        withKnownIssue("abi13: retried finish-later calls counted as dropped", isIntermittent: true) {
+        // bookkeeping (NativeDestination+FinishLater, branch abi13) counts a pending call that ends
+        // in a permanent failure twice: as failed (reportFailure) and as dropped (recount), taking
+        // it off delivered twice, so delivered is two short and dropped two high.
+        withKnownIssue("abi13: a pending call refused for good is counted as failed and as dropped", isIntermittent: true) {
             #expect(counts == [40, 38, 0, 0, 2, 0, 0], "\(result.stdout)")
         }
         #expect(Set(fake.uniqueEvents.compactMap { $0["insert_id"]?.stringValue }) == Set((0..<40).filter { ![7, 23].contains($0) }.map { "m-\($0)" }))
