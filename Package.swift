@@ -50,6 +50,8 @@ let package = Package(
         .testTarget(name: "VendorIntegrationTests", dependencies: ["PostHogIntegration", "AnalyticsTestSupport"]),
         // Test-only helper: a process the durable-queue crash test SIGKILLs mid-stream.
         .executableTarget(name: "queue-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/QueueCrashChild"),
+        // The vendor fakes (Amplitude, PostHog) as a process, for `make run-vendors`.
+        .executableTarget(name: "vendor-fake", dependencies: ["AnalyticsCore", "LoopbackHTTP"], path: "Tests/VendorFake"),
         // Test-only helper: a client streaming to the Segment.io destination, SIGKILLed by its tests.
         .executableTarget(name: "segment-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/SegmentCrashChild"),
     ],
