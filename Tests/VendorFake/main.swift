@@ -24,7 +24,9 @@ FileHandle.standardError.write(Data("""
 func write(_ events: [JSONObject], to name: String) -> String {
     let text = events.map { JSON.object($0).serialized() + "\n" }.joined()
     let path = outDirectory + "/" + name
-    FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+    if !FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) {
+        FileHandle.standardError.write(Data("vendor-fake: cannot write \(path)\n".utf8))
+    }
     return path
 }
 
