@@ -4,7 +4,7 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: build test validate tsan run bench fuzz plugins swift-plugins live-plugins abi-check clean install install-build install-files uninstall
+.PHONY: run-vendors build test validate tsan run bench fuzz plugins swift-plugins live-plugins abi-check clean install install-build install-files uninstall
 
 build:
 	$(SWIFT) build
@@ -46,6 +46,28 @@ run: build plugins
 	echo "--- File destination wrote $$(wc -l < $(DEMO)/file-destination.ndjson) lines to $(DEMO)/file-destination.ndjson"; \
 	exit $$status
 
+# The vendor libraries (docs/vendors/): examples/events.ndjson through Amplitude (C) and PostHog
+# (Swift) to their loopback fakes (`vendor-fake`, the strict fakes of the tests: nothing leaves the
+# machine), which write what they accepted to build/demo-vendors/{amplitude,posthog}.ndjson.
+VENDOR_DEMO := $(BUILD_DIR)/demo-vendors
+run-vendors: build plugins
+	@rm -rf $(VENDOR_DEMO)
+	@mkdir -p $(VENDOR_DEMO)
+	@.build/debug/vendor-fake $(VENDOR_DEMO) 2> $(VENDOR_DEMO)/fake.log & fake=$$!; \
+	for i in $$(seq 100); do [ "$$(grep -c 'listening on' $(VENDOR_DEMO)/fake.log)" = 2 ] && break; sleep 0.1; done; \
+	amplitude=$$(sed -n 's|.*Amplitude listening on \(http://[^ ]*\) .*|\1|p' $(VENDOR_DEMO)/fake.log); \
+	posthog=$$(sed -n 's|.*PostHog listening on \(http://[^ ]*\) .*|\1|p' $(VENDOR_DEMO)/fake.log); \
+	if [ -z "$$amplitude" ] || [ -z "$$posthog" ]; then cat $(VENDOR_DEMO)/fake.log; kill $$fake; exit 1; fi; \
+	printf '{"integrations":{"Amplitude":{"apiKey":"demo-amplitude-key","apiHost":"%s"},"PostHog":{"apiKey":"phc_demo_project_key","apiHost":"%s"}}}\n' \
+		"$$amplitude" "$$posthog" > $(VENDOR_DEMO)/settings.json; \
+	cat $(VENDOR_DEMO)/fake.log; \
+	set -x; .build/debug/analytics-host run --settings $(VENDOR_DEMO)/settings.json --plugins $(PLUGINS_DIR) \
+		--storage $(VENDOR_DEMO)/storage --input examples/events.ndjson; status=$$?; set +x; \
+	kill -TERM $$fake; wait $$fake; tail -n 2 $(VENDOR_DEMO)/fake.log; \
+	echo "--- first Amplitude event: $$(head -n 1 $(VENDOR_DEMO)/amplitude.ndjson | head -c 300)"; \
+	echo "--- first PostHog event: $$(head -n 1 $(VENDOR_DEMO)/posthog.ndjson | head -c 300)"; \
+	exit $$status
+
 bench:
 	$(SWIFT) build -c release --product analytics-bench
 	$(SWIFT) build -c release --product analytics-host
@@ -64,11 +86,11 @@ fuzz:
 # SwiftPM compiles them; the link here adds Plugins/swift-plugin.exports, so that only the ABI
 # entry function is exported (a linker flag kept out of Package.swift: a package with unsafe flags
 # cannot be a dependency of another package).
-SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration
+SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration PostHogIntegration GoogleAnalytics4Integration
 SWIFTC ?= $(dir $(shell command -v $(SWIFT)))swiftc
 SWIFT_BIN := .build/debug
 
-plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so swift-plugins live-plugins
+plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so $(PLUGINS_DIR)/libamplitude.so swift-plugins live-plugins
 
 # LivePlugins (Plugins/Live): JavaScript plugins on JavaScriptCore. Built only where the Debian
 # package libjavascriptcoregtk-4.1-dev is installed (`.ci/run` installs it); everything else
@@ -124,6 +146,13 @@ validate: build plugins
 		case $$lib in *libfile.so) settings='{"path":"$(abspath $(BUILD_DIR))/validate-file.ndjson"}';; *) settings='{}';; esac; \
 		.build/debug/analytics-host validate $$lib --settings "$$settings"; \
 	done
+
+# Amplitude (docs/vendors/amplitude.md): a real vendor destination in C, several files, the ABI
+# header is all it includes; only the entry function is exported (-fvisibility=hidden).
+AMPLITUDE_SOURCES := $(wildcard Plugins/Amplitude/*.c)
+$(PLUGINS_DIR)/libamplitude.so: $(AMPLITUDE_SOURCES) Plugins/Amplitude/amplitude.h include/analytics_plugin.h
+	@mkdir -p $(PLUGINS_DIR)
+	$(CC) -std=c99 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include -o $@ $(AMPLITUDE_SOURCES) -lm -pthread
 
 # The ABI header must stay plain C99 and valid C++ (it is compiled by both kinds of plugins).
 abi-check:

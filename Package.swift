@@ -17,6 +17,9 @@ let package = Package(
         // Example integrations written in Swift: each a shared library the host loads at start-up.
         .library(name: "WebhooksIntegration", type: .dynamic, targets: ["WebhooksIntegration"]),
         .library(name: "MetricsIntegration", type: .dynamic, targets: ["MetricsIntegration"]),
+        // Real vendor destinations written in Swift (docs/vendors/).
+        .library(name: "PostHogIntegration", type: .dynamic, targets: ["PostHogIntegration"]),
+        .library(name: "GoogleAnalytics4Integration", type: .dynamic, targets: ["GoogleAnalytics4Integration"]),
     ],
     targets: [
         // The C ABI shared by the host and every integration library (header only).
@@ -36,6 +39,8 @@ let package = Package(
         // here, so other packages can depend on this one.
         .target(name: "WebhooksIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Webhooks"),
         .target(name: "MetricsIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/Metrics"),
+        .target(name: "PostHogIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/PostHog"),
+        .target(name: "GoogleAnalytics4Integration", dependencies: ["AnalyticsIntegration"], path: "Plugins/GoogleAnalytics4"),
         // A real HTTP/1.1 server on 127.0.0.1: `analytics-host receive`, the tests and the benchmark.
         .target(name: "LoopbackHTTP", dependencies: ["AnalyticsCore"]),
         // Helpers for tests and the benchmark (re-exports LoopbackHTTP).
@@ -44,8 +49,13 @@ let package = Package(
         // The command line (`analytics-host run`, `receive`, `plugins`, install): tests that run the built
         // executables as child processes.
         .testTarget(name: "AnalyticsHostCommandTests", dependencies: ["AnalyticsCore", "AnalyticsTestSupport"]),
+        // The vendor integrations' mapping and delivery code, tested directly against loopback fakes
+        // of the vendors' APIs (the loaded libraries are tested in AnalyticsCoreTests/Vendors).
+        .testTarget(name: "VendorIntegrationTests", dependencies: ["PostHogIntegration", "AnalyticsTestSupport"]),
         // Test-only helper: a process the durable-queue crash test SIGKILLs mid-stream.
         .executableTarget(name: "queue-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/QueueCrashChild"),
+        // The vendor fakes (Amplitude, PostHog) as a process, for `make run-vendors`.
+        .executableTarget(name: "vendor-fake", dependencies: ["AnalyticsCore", "LoopbackHTTP"], path: "Tests/VendorFake"),
         // Test-only helper: a client streaming to the Segment.io destination, SIGKILLed by its tests.
         .executableTarget(name: "segment-crash-child", dependencies: ["AnalyticsCore"], path: "Tests/SegmentCrashChild"),
     ],

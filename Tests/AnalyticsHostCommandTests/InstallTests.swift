@@ -23,6 +23,7 @@ import Testing
             "/usr/bin/analytics-host", "/usr/bin/analytics-plugin-runner", "/usr/include/analytics_plugin.h", "/usr/lib/pkgconfig/analytics-plugin.pc",
             "/usr/share/man/man1/analytics-host.1", "/usr/lib/analytics-host/plugins/libfile.so",
             "/usr/lib/analytics-host/plugins/libMetricsIntegration.so",
+            "/usr/lib/analytics-host/plugins/libamplitude.so", "/usr/lib/analytics-host/plugins/libPostHogIntegration.so",
         ]
         for file in installed { #expect(FileManager.default.fileExists(atPath: stage + file), "\(file) not installed") }
         let pc = try String(contentsOfFile: stage + "/usr/lib/pkgconfig/analytics-plugin.pc", encoding: .utf8)
@@ -52,7 +53,7 @@ import Testing
         let json = try JSON(parsing: listed.stdout)
         #expect(json["hostVersion"] == .string(HostVersion.string))
         let keys = Set(json["libraries"]?.arrayValue?.compactMap { $0["status"] == "loaded" ? $0["key"]?.stringValue : nil } ?? [])
-        #expect(keys.isSuperset(of: ["Hello", "File", "Console", "Metrics"]), "\(listed.stdout)\(listed.stderr)")
+        #expect(keys.isSuperset(of: ["Hello", "File", "Console", "Metrics", "Amplitude", "PostHog"]), "\(listed.stdout)\(listed.stderr)")
         // The installed command runs events through the plugin built against the installed header.
         try #"{"integrations":{"Hello":{}}}"#.write(toFile: author + "/settings.json", atomically: true, encoding: .utf8)
         let run = try FixtureBuilder.capture(command, ["run", "--settings", author + "/settings.json", "--plugins", author, "--storage", author + "/storage", "--quiet"],

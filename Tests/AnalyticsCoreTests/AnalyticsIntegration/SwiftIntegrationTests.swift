@@ -42,7 +42,7 @@ struct SwiftIntegrationTests {
     }
 
     @Test func exportsOnlyTheEntrySymbolAndFindsItsRuntimeThroughRunpath() throws {
-        for product in ["WebhooksIntegration", "MetricsIntegration"] {
+        for product in ["WebhooksIntegration", "MetricsIntegration", "PostHogIntegration", "GoogleAnalytics4Integration"] {
             let file = SwiftPluginFiles.path(product)
             let symbols = try run("/usr/bin/nm", ["-D", "--defined-only", file])
             // Global (upper-case type letter) definitions: the entry function and nothing else.

@@ -1,0 +1,103 @@
+import AnalyticsCore
+import Foundation
+
+/// Google Analytics 4's Measurement Protocol (`POST /mp/collect`) on 127.0.0.1. Like GA4 it
+/// answers 204 to everything; unlike GA4 it says what GA4 would have dropped, in ``violations``
+/// (what `/debug/mp/collect` reports as validation messages), so a test fails on a request GA4
+/// would not count.
+///
+/// Checked: the path, `measurement_id` or `firebase_app_id` and `api_secret` in the query equal to
+/// the stream's, a JSON body under 130 kB with `client_id` (web) or a 32-hex-digit
+/// `app_instance_id` (app), 1 to 25 events, event names of at most 40 characters of
+/// `[A-Za-z0-9_]` starting with a letter and not reserved, at most 25 params per event with
+/// valid names and string values of at most 100 characters, user property names of at most 24
+/// characters and values of at most 36, `timestamp_micros` at most 72 hours in the past.
+public final class GA4Fake: @unchecked Sendable {
+    public let streamId: String
+    public let apiSecret: String
+    public let appStream: Bool
+    public let server: LoopbackHTTPServer
+    private let lock = NSLock()
+    private var accepted: [JSONObject] = []
+    private var problems: [String] = []
+
+    public init(streamId: String = "G-TEST12345", apiSecret: String = "ga4-secret", appStream: Bool = false) throws {
+        self.streamId = streamId
+        self.apiSecret = apiSecret
+        self.appStream = appStream
+        let box = WeakBox()
+        server = try LoopbackHTTPServer(options: .init(respond: { request in box.fake?.answer(request) }))
+        box.fake = self
+    }
+
+    public var baseURL: String { server.baseURL }
+    /// The request bodies GA4 would have counted.
+    public var bodies: [JSONObject] { lock.lock(); defer { lock.unlock() }; return accepted }
+    /// Every event GA4 would have counted.
+    public var events: [JSONObject] { bodies.flatMap { $0["events"]?.arrayValue?.compactMap(\.objectValue) ?? [] } }
+    /// What GA4 would have dropped, and why.
+    public var violations: [String] { lock.lock(); defer { lock.unlock() }; return problems }
+
+    static let reserved: Set<String> = ["ad_activeview", "ad_click", "ad_exposure", "ad_impression", "ad_query", "ad_reward",
+                                        "adunit_exposure", "app_background", "app_clear_data", "app_exception", "app_install",
+                                        "app_remove", "app_store_refund", "app_update", "app_upgrade", "error", "first_open",
+                                        "first_visit", "in_app_purchase", "notification_dismiss", "notification_foreground",
+                                        "notification_open", "notification_receive", "os_update", "session_start",
+                                        "session_start_with_rollout", "user_engagement", "screen_view"]
+
+    static func validName(_ name: String, max: Int) -> Bool {
+        guard let first = name.unicodeScalars.first, name.count <= max, first.isASCII, CharacterSet.letters.contains(first) else { return false }
+        if ["_", "google_", "ga_", "firebase_"].contains(where: { name.hasPrefix($0) }) { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }
+    }
+
+    func answer(_ request: RecordedRequest) -> ScriptedResponse {
+        var found: [String] = []
+        let parts = request.path.split(separator: "?", maxSplits: 1).map(String.init)
+        let query = Dictionary((parts.count > 1 ? parts[1] : "").split(separator: "&").map { pair -> (String, String) in
+            let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
+            return (kv[0], kv.count > 1 ? kv[1] : "")
+        }, uniquingKeysWith: { a, _ in a })
+        if request.method != "POST" || parts[0] != "/mp/collect" { found.append("not POST /mp/collect: \(request.method) \(parts[0])") }
+        let streamKey = appStream ? "firebase_app_id" : "measurement_id"
+        if query[streamKey] != streamId { found.append("\(streamKey) is \(query[streamKey] ?? "missing"), not \(streamId)") }
+        if query["api_secret"] != apiSecret { found.append("api_secret is \(query["api_secret"] ?? "missing"), not the stream's") }
+        if request.wireBodySize >= 130 * 1024 { found.append("body of \(request.wireBodySize) bytes, over 130 kB") }
+        if let body = (try? JSON(parsing: request.body))?.objectValue {
+            if appStream {
+                let id = body["app_instance_id"]?.stringValue ?? ""
+                if id.count != 32 || !id.allSatisfy(\.isHexDigit) { found.append("app_instance_id \"\(id)\" is not 32 hex digits") }
+            } else if (body["client_id"]?.stringValue ?? "").isEmpty {
+                found.append("client_id missing")
+            }
+            if let micros = body["timestamp_micros"]?.intValue, Double(micros) / 1e6 < Date().timeIntervalSince1970 - 72 * 3600 {
+                found.append("timestamp_micros more than 72 hours in the past")
+            }
+            for (name, value) in body["user_properties"]?.objectValue ?? [:] {
+                if !Self.validName(name, max: 24) { found.append("user property name \"\(name)\" is invalid") }
+                if let text = value["value"]?.stringValue, text.count > 36 { found.append("user property \(name) longer than 36") }
+            }
+            let events = body["events"]?.arrayValue ?? []
+            if events.isEmpty || events.count > 25 { found.append("\(events.count) events (1 to 25 allowed)") }
+            for event in events {
+                let name = event["name"]?.stringValue ?? ""
+                if !Self.validName(name, max: 40) || Self.reserved.contains(name) { found.append("event name \"\(name)\" is invalid or reserved") }
+                let params = event["params"]?.objectValue ?? [:]
+                if params.count > 25 { found.append("\(name): \(params.count) params (at most 25)") }
+                for (key, value) in params where key != "items" {
+                    if !Self.validName(key, max: 40) { found.append("\(name): param name \"\(key)\" is invalid") }
+                    if let text = value.stringValue, text.count > 100 { found.append("\(name): param \(key) longer than 100") }
+                }
+            }
+            lock.lock()
+            if found.isEmpty { accepted.append(body) }
+            lock.unlock()
+        } else {
+            found.append("the body is not a JSON object")
+        }
+        lock.lock(); problems += found; lock.unlock()
+        return .status(204)
+    }
+
+    private final class WeakBox: @unchecked Sendable { weak var fake: GA4Fake? }
+}

@@ -1,0 +1,50 @@
+// vendor-fake: the loopback fakes of Amplitude's and PostHog's APIs as a process, for
+// `make run-vendors` (the demo of the vendor libraries; nothing leaves the machine).
+// Prints one "listening" line per vendor on stderr; on SIGTERM or SIGINT writes what each fake
+// accepted (one JSON event per line) to OUT_DIR/<vendor>.ndjson, prints a summary, exits 0.
+import AnalyticsCore
+import Foundation
+import Glibc
+import LoopbackHTTP
+
+let arguments = CommandLine.arguments
+guard arguments.count == 2 else {
+    FileHandle.standardError.write(Data("usage: vendor-fake OUT_DIR\n".utf8))
+    exit(2)
+}
+let outDirectory = arguments[1]
+let amplitude = try AmplitudeFake(apiKey: "demo-amplitude-key")
+let posthog = try PostHogFake(projectKey: "phc_demo_project_key")
+FileHandle.standardError.write(Data("""
+    vendor-fake: Amplitude listening on \(amplitude.baseURL) (api key \(amplitude.apiKey))
+    vendor-fake: PostHog listening on \(posthog.baseURL) (project key \(posthog.projectKey))
+
+    """.utf8))
+
+func write(_ events: [JSONObject], to name: String) -> String {
+    let text = events.map { JSON.object($0).serialized() + "\n" }.joined()
+    let path = outDirectory + "/" + name
+    if !FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) {
+        FileHandle.standardError.write(Data("vendor-fake: cannot write \(path)\n".utf8))
+    }
+    return path
+}
+
+signal(SIGTERM, SIG_IGN)
+signal(SIGINT, SIG_IGN)
+let stop = DispatchSemaphore(value: 0)
+let sources = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
+    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+    source.setEventHandler { stop.signal() }
+    source.resume()
+    return source
+}
+stop.wait()
+let a = write(amplitude.events, to: "amplitude.ndjson"), p = write(posthog.events, to: "posthog.ndjson")
+FileHandle.standardError.write(Data("""
+    vendor-fake: Amplitude accepted \(amplitude.events.count) events in \(amplitude.server.requestCount) requests (\(amplitude.refused.count) refused) -> \(a)
+    vendor-fake: PostHog accepted \(posthog.events.count) events in \(posthog.server.requestCount) requests (\(posthog.refused.count) refused) -> \(p)
+
+    """.utf8))
+_ = sources
+exit(0)
