@@ -44,7 +44,9 @@ run: build plugins
 	echo "--- receiver: $$(tail -n 1 $(DEMO)/receiver.log | sed 's/^analytics-host receive: //')"; \
 	echo "--- first event uploaded: $$(head -c 300 $(DEMO)/received.ndjson | head -n 1)"; \
 	echo "--- File destination wrote $$(wc -l < $(DEMO)/file-destination.ndjson) lines to $(DEMO)/file-destination.ndjson"; \
-	exit $$status
+	if [ $$status -ne 0 ]; then exit $$status; fi; \
+	echo "--- the vendor libraries (Amplitude, PostHog) to their local fakes"; \
+	$(MAKE) --no-print-directory run-vendors
 
 # The vendor libraries (docs/vendors/): examples/events.ndjson through Amplitude (C) and PostHog
 # (Swift) to their loopback fakes (`vendor-fake`, the strict fakes of the tests: nothing leaves the

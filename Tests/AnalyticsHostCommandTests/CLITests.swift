@@ -70,7 +70,7 @@ import Glibc
         #expect(!lines.contains { $0.contains("Debug Cache Miss") })
         #expect(result.stderr.contains("[analytics] track \"Order Completed\""))
         #expect(!result.stderr.contains("card_last4"), "Console's filter drops the property")
-        #expect(result.stderr.contains("\"Amplitude\" but no integration provides it"))
+        #expect(result.stderr.contains("\"Braze\" but no integration provides it"))
     }
 
     @Test func aMalformedLineIsReportedWithItsNumberAndTheRestIsProcessed() throws {

@@ -13,7 +13,7 @@ import Testing
     }
 
     func run(_ fake: AmplitudeFake, _ events: [String], extra: String = "") throws -> AmplitudeDriverRun {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let settings = #"{"apiKey":"\#(fake.apiKey)","apiHost":"\#(fake.baseURL)"\#(extra.isEmpty ? "" : "," + extra)}"#
         return try AmplitudeDriverRun.run(try AmplitudeBuild.driver(in: dir), settings: settings, events: events)

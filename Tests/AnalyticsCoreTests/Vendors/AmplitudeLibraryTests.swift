@@ -9,7 +9,7 @@ import Testing
     static let context = #"{"app":{"name":"Shop","version":"3.2.1"},"os":{"name":"iOS","version":"18.1"},"device":{"manufacturer":"Apple","model":"iPhone16,2","type":"ios","id":"dev-1234567","advertisingId":"ad-9"},"network":{"carrier":"Orange"},"location":{"country":"France","city":"Lyon","latitude":45.76,"longitude":4.83},"ip":"203.0.113.9","locale":"fr-FR","library":{"name":"analytics-swift","version":"1.7.0"}}"#
 
     @Test func declaresItsKeyHooksAndExportsOnlyTheEntry() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let file = try AmplitudeBuild.library(in: dir)
         let library = try PluginLoader().load(file: file)
@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func identifySetsSetsOnceAndAddsTraitsWithTheContext() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let fake = try AmplitudeFake()
         let instance = try AmplitudeBuild.instance(fake, #""traitsToSetOnce":["signupDate"],"traitsToIncrement":["logins"]"#, dir: dir)
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func trackCarriesRevenueAndOrderCompletedAddsOneEventPerProduct() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let fake = try AmplitudeFake()
         let instance = try AmplitudeBuild.instance(fake, dir: dir)
@@ -75,7 +75,7 @@ import Testing
         #expect(events[2]["event_properties"]?["name"] == "Thé 🍵")
         #expect(events[1]["revenue"] == nil, "revenue is counted once, on the order, unless trackRevenuePerProduct")
 
-        let perProduct = try FixtureBuilder.makeDirectory()
+        let perProduct = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(perProduct) }
         let second = try AmplitudeFake()
         #expect(try AmplitudeBuild.instance(second, #""trackRevenuePerProduct":true"#, dir: perProduct).deliver(wireEvent(order)) == .ok)
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func screensAndPagesFollowTheTrackingSettings() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let fake = try AmplitudeFake()
         let named = try AmplitudeBuild.instance(fake, dir: dir)
@@ -101,7 +101,7 @@ import Testing
         #expect(fake.events[0]["event_properties"] == ["items": 3])
         #expect(fake.server.requestCount == 2)
 
-        let allDir = try FixtureBuilder.makeDirectory()
+        let allDir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(allDir) }
         let all = try AmplitudeFake()
         let everyPage = try AmplitudeBuild.instance(all, #""trackAllPages":true,"trackNamedPages":false"#, dir: allDir)
@@ -111,7 +111,7 @@ import Testing
     }
 
     @Test func groupSetsTheMembershipAndTheGroupsProperties() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let fake = try AmplitudeFake()
         let instance = try AmplitudeBuild.instance(fake, dir: dir)
@@ -122,7 +122,7 @@ import Testing
         #expect(fake.events[1]["group_properties"] == ["$set": ["name": "Initech", "employees": 250]])
         #expect(fake.events[1]["insert_id"] == "m-g-group")
 
-        let typedDir = try FixtureBuilder.makeDirectory()
+        let typedDir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(typedDir) }
         let typed = try AmplitudeFake()
         let byTraits = try AmplitudeBuild.instance(typed, #""groupTypeTrait":"kind","groupValueTrait":"name""#, dir: typedDir)
@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func aliasIsADocumentedNoOp() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let fake = try AmplitudeFake()
         let instance = try AmplitudeBuild.instance(fake, dir: dir)
@@ -140,7 +140,7 @@ import Testing
     }
 
     @Test func whatAmplitudeRefusesIsPermanentWithItsReason() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let fake = try AmplitudeFake()
         let instance = try AmplitudeBuild.instance(fake, dir: dir)
@@ -155,13 +155,13 @@ import Testing
         #expect(fake.events.isEmpty)
 
         // min_id_length lets short ids through (sent as Amplitude's request option).
-        let relaxedDir = try FixtureBuilder.makeDirectory()
+        let relaxedDir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(relaxedDir) }
         let relaxed = try AmplitudeBuild.instance(fake, #""minIdLength":1"#, dir: relaxedDir)
         #expect(relaxed.deliver(wireEvent(#"{"type":"track","event":"Short","userId":"u1"}"#)) == .ok)
         #expect(fake.server.requests.last?.bodyText.contains(#""options":{"min_id_length":1}"#) == true)
 
-        let wrongDir = try FixtureBuilder.makeDirectory()
+        let wrongDir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(wrongDir) }
         let library = try PluginLoader().load(file: try AmplitudeBuild.library(in: wrongDir))
         let wrong = try library.makeInstance(settings: settingsObject(#"{"apiKey":"not-the-key","apiHost":"\#(fake.baseURL)"}"#), services: AmplitudeBuild.services())
@@ -172,7 +172,7 @@ import Testing
     }
 
     @Test func throttlingAndServerErrorsAreRetriedAndTheRetryIsNotCountedTwice() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let fake = try AmplitudeFake()
         let instance = try AmplitudeBuild.instance(fake, #""maxAttempts":2"#, dir: dir)
@@ -196,7 +196,7 @@ import Testing
         (#"{"apiKey":"k","apiHost":"http://x","batchSize":5000}"#, "Amplitude: \"batchSize\" must be an integer from 1 to 2000"),
     ])
     func badSettingsAreRefusedWithTheReason(settings: String, message: String) throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let library = try PluginLoader().load(file: try AmplitudeBuild.library(in: dir))
         do {
@@ -208,7 +208,7 @@ import Testing
     }
 
     @Test func withoutTheHostsHTTPClientItSendsPlainHTTPItselfAndRefusesHTTPS() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let fake = try AmplitudeFake()
         let own = try AmplitudeBuild.instance(fake, dir: dir, hostHTTP: false)
@@ -228,7 +228,7 @@ import Testing
     }
 
     @Test func newSettingsTakeEffectAndBadOnesKeepTheOldOnes() throws {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let first = try AmplitudeFake(), second = try AmplitudeFake()
         let instance = try AmplitudeBuild.instance(first, dir: dir)

@@ -19,7 +19,7 @@ enum AmplitudeBuild {
     static func library(in dir: String) throws -> String { try built.get() }
 
     private static let built: Result<String, any Error> = Result {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         let output = dir + "/libamplitude.so"
         try FixtureBuilder.run("/usr/bin/gcc", flags + ["-shared", "-fPIC", "-fvisibility=hidden", "-o", output] + sources + ["-lm", "-pthread"])
         return output
@@ -28,7 +28,7 @@ enum AmplitudeBuild {
     static func driver(in dir: String) throws -> String { try builtDriver.get() }
 
     private static let builtDriver: Result<String, any Error> = Result {
-        let dir = try FixtureBuilder.makeDirectory()
+        let dir = makeTempDirectory("loader")
         let output = dir + "/amplitude_batch_driver"
         try FixtureBuilder.run("/usr/bin/gcc", flags + ["-o", output, FixtureBuilder.root + "/Tests/Fixtures/amplitude_batch_driver.c"] + sources + ["-lm", "-pthread"])
         return output
@@ -37,7 +37,7 @@ enum AmplitudeBuild {
     /// Host services with the host's HTTP client (ABI 1.3's HTTP requests), or without it.
     static func services(hostHTTP: Bool = true) -> HostServices {
         var services = RecordingHost().services
-        if hostHTTP { services.http = NativeHTTPService.using(HTTPClient()) }
+        if hostHTTP { services.http = HostServices.HTTP.using(HTTPClient()) }
         return services
     }
 
