@@ -86,8 +86,16 @@ func signalsBenchmark(pluginsDirectory: String, signals n: Int)
     let after = signals.stats
     let processed = after.delivered - before.delivered
     precondition(processed == cycles * 8, "processSignal saw \(processed) of \(cycles * 8) signals")
-    let made = analytics.timeline.stats(forKey: "Dest0")!.delivered
-    precondition(made == (cycles + 250) * 2, "the generators made \(made) events, expected \((cycles + 250) * 2)")
+    // Events the generators made are sent back: they run on the host's queue, possibly after the
+    // flush above returned; wait (bounded) for the last of them.
+    let expected = (cycles + 250) * 2
+    let deadline = monotonicSeconds() + 30
+    var made = analytics.timeline.stats(forKey: "Dest0")!.delivered
+    while made < expected && monotonicSeconds() < deadline {
+        analytics.flush()
+        made = analytics.timeline.stats(forKey: "Dest0")!.delivered
+    }
+    precondition(made == expected, "the generators made \(made) events, expected \(expected)")
     analytics.shutdown()
     return (Double(cycles * 8) / elapsed, made, peak, after.shedQueueFull + after.shedBeforeReady)
 }
