@@ -52,17 +52,13 @@ public final class Timeline: @unchecked Sendable {
     private let stagesVersion = Atomic<Int>(0)
     /// Serialises fan-out so that every destination sees the same order of events; only fan-out
     /// queues events, so under this lock a destination with room keeps it until we submit.
-    private let fanOut = Locked(FanOut())
-    private struct FanOut {
-        /// Shutdown has begun: destinations are being stopped (producers first).
-        var draining = false
-        /// The last destinations are stopping: nothing queued now could be delivered.
-        var closed = false
-    }
-    /// `FanOut`'s flags, also readable without its lock: `refusal()` is asked from inside the
-    /// fan-out itself (a library's `send_event` from a plugin of an inline destination).
-    private let drainingFlag = Atomic<Bool>(false)
-    private let closedFlag = Atomic<Bool>(false)
+    private let fanOut = Locked(())
+    /// Shutdown has begun: destinations are being stopped (producers first). Set under `fanOut`
+    /// (so fan-out sees it between two events), read without it by `refusal()`, which is asked
+    /// from inside the fan-out itself (a library's `send_event` from an inline destination's plugin).
+    private let draining = Atomic<Bool>(false)
+    /// The last destinations are stopping: nothing queued now could be delivered.
+    private let closed = Atomic<Bool>(false)
     private let state = Locked(State())
     private struct State {
         weak var analytics: Analytics?
@@ -199,8 +195,8 @@ public final class Timeline: @unchecked Sendable {
         let options = enriched.integrations
         let planned = enriched.type == .track ? s.plan : nil
         let name = planned == nil ? "" : (enriched.event ?? "")
-        let late = fanOut.withLock { f -> Bool in
-            if f.closed || (f.draining && s.destinations.isEmpty) { return true }
+        let late = fanOut.withLock { _ -> Bool in
+            if closed.load(ordering: .relaxed) || (draining.load(ordering: .relaxed) && s.destinations.isEmpty) { return true }
             for (i, worker) in s.destinations.enumerated() {
                 let key = worker.destination.key
                 let wanted = s.enabled[i] && IntegrationsOption.isEnabled(key, in: options)
@@ -238,7 +234,7 @@ public final class Timeline: @unchecked Sendable {
     /// Takes no lock the fan-out may hold: it is asked from inside the fan-out too.
     func refusal() -> Offer? {
         let s = stages.withLock { $0 }
-        if closedFlag.load(ordering: .acquiring) || (drainingFlag.load(ordering: .acquiring) && s.destinations.isEmpty) {
+        if closed.load(ordering: .acquiring) || (draining.load(ordering: .acquiring) && s.destinations.isEmpty) {
             return .stopping
         }
         for worker in s.destinations where !worker.hasRoom() { return .saturated(destination: worker.destination.key) }
@@ -387,7 +383,7 @@ public final class Timeline: @unchecked Sendable {
         for plugin in s.before + s.enrichment + s.after + s.utility where plugin is StopsWithProducers { plugin.shutdown() }
         settle(false)
 
-        fanOut.withLock { $0.draining = true; drainingFlag.store(true, ordering: .releasing) }
+        fanOut.withLock { _ in draining.store(true, ordering: .releasing) }
         stages.withLock { current in
             let next = current.copy()
             next.destinations = last
@@ -416,7 +412,7 @@ public final class Timeline: @unchecked Sendable {
             if !worker.submit(.flush(lastFlushed)) { lastFlushed.leave() }
         }
         if lastFlushed.wait(timeout: .now() + timeout) != .success { ok = false }
-        fanOut.withLock { $0.closed = true; closedFlag.store(true, ordering: .releasing) }
+        fanOut.withLock { _ in closed.store(true, ordering: .releasing) }
         let lastDeadline = monotonicSeconds() + timeout
         for worker in last { worker.beginStop() }
         for worker in last where !worker.waitStopped(until: lastDeadline) { ok = false }
