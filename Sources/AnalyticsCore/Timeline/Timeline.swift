@@ -52,7 +52,7 @@ public final class Timeline: @unchecked Sendable {
     private let stagesVersion = Atomic<Int>(0)
     /// Serialises fan-out so that every destination sees the same order of events; only fan-out
     /// queues events, so under this lock a destination with room keeps it until we submit.
-    private let fanOut = Locked(())
+    private let fanOut = Lock()
     /// Shutdown has begun: destinations are being stopped (producers first). Set under `fanOut`
     /// (so fan-out sees it between two events), read without it by `refusal()`, which is asked
     /// from inside the fan-out itself (a library's `send_event` from an inline destination's plugin).
@@ -195,7 +195,7 @@ public final class Timeline: @unchecked Sendable {
         let options = enriched.integrations
         let planned = enriched.type == .track ? s.plan : nil
         let name = planned == nil ? "" : (enriched.event ?? "")
-        let late = fanOut.withLock { _ -> Bool in
+        let late = fanOut.withLock { () -> Bool in
             if closed.load(ordering: .relaxed) || (draining.load(ordering: .relaxed) && s.destinations.isEmpty) { return true }
             for (i, worker) in s.destinations.enumerated() {
                 let key = worker.destination.key
@@ -383,7 +383,7 @@ public final class Timeline: @unchecked Sendable {
         for plugin in s.before + s.enrichment + s.after + s.utility where plugin is StopsWithProducers { plugin.shutdown() }
         settle(false)
 
-        fanOut.withLock { _ in draining.store(true, ordering: .releasing) }
+        fanOut.withLock { draining.store(true, ordering: .releasing) }
         stages.withLock { current in
             let next = current.copy()
             next.destinations = last
@@ -412,7 +412,7 @@ public final class Timeline: @unchecked Sendable {
             if !worker.submit(.flush(lastFlushed)) { lastFlushed.leave() }
         }
         if lastFlushed.wait(timeout: .now() + timeout) != .success { ok = false }
-        fanOut.withLock { _ in closed.store(true, ordering: .releasing) }
+        fanOut.withLock { closed.store(true, ordering: .releasing) }
         let lastDeadline = monotonicSeconds() + timeout
         for worker in last { worker.beginStop() }
         for worker in last where !worker.waitStopped(until: lastDeadline) { ok = false }

@@ -35,16 +35,16 @@ final class HostTable: @unchecked Sendable {
     /// AH_EXT_SIGNALS for this instance, made when the application enabled signals.
     lazy var signalsTable: HostSignalsTable? = services.signals() == nil
         ? nil : HostSignalsTable(signals: services.signals, key: services.key, relay: services.signalsRelay)
-    private let extensionLock = Locked(())
+    private let extensionLock = Lock()
 
     /// The signals table, or nil when this host does not offer it to this instance.
     func signalsCapability() -> UnsafeRawPointer? {
-        extensionLock.withLock { _ in signalsTable.map { UnsafeRawPointer($0.table) } }
+        extensionLock.withLock { signalsTable.map { UnsafeRawPointer($0.table) } }
     }
 
     /// The instance is about to be destroyed (or its `create` failed): remove what it added.
     func instanceEnding() {
-        extensionLock.withLock { _ in signalsTable }?.removeAll()
+        extensionLock.withLock { signalsTable }?.removeAll()
         httpRequestsInFlight.cancelAll()
         _ = pendingCalls.end()
     }

@@ -18,7 +18,7 @@ package final class NativeLibrary: @unchecked Sendable {
     /// The library's `AH_EXT_NOTICES` table (ABI 1.3), if it offers one.
     let notices: NativeNoticesTable?
     /// `create` of one library is never called concurrently (header rule).
-    private let createLock = Locked(())
+    private let createLock = Lock()
 
     typealias CreateFunction = @convention(c) (
         UnsafePointer<ah_host>, UnsafePointer<CChar>, Int, UnsafeMutablePointer<CChar>, Int
@@ -45,7 +45,7 @@ package final class NativeLibrary: @unchecked Sendable {
         let table = HostTable(services)
         let text = settings.serializedBytes()
         let errorBuffer = ErrorBuffer()
-        let instance: OpaquePointer? = createLock.withLock { _ in
+        let instance: OpaquePointer? = createLock.withLock {
             errorBuffer.clear()
             return text.withUnsafeBufferPointer { bytes in
                 bytes.withMemoryRebound(to: CChar.self) { chars in
