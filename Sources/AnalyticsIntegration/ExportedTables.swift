@@ -30,11 +30,11 @@ enum ExportedTables {
             let hooks = UnsafeMutablePointer<ah_hooks>.allocate(capacity: 1)
             hooks.initialize(to: ah_hooks(
                 size: UInt32(MemoryLayout<ah_hooks>.size),
-                identify: T.self is any IdentifyHook.Type ? hookIdentify : nil,
-                track: T.self is any TrackHook.Type ? hookTrack : nil,
-                screen: T.self is any ScreenHook.Type ? hookScreen : nil,
-                group: T.self is any GroupHook.Type ? hookGroup : nil,
-                alias: T.self is any AliasHook.Type ? hookAlias : nil,
+                identify: T.self is any IdentifyLaterHook.Type ? hookIdentifyLater : T.self is any IdentifyHook.Type ? hookIdentify : nil,
+                track: T.self is any TrackLaterHook.Type ? hookTrackLater : T.self is any TrackHook.Type ? hookTrack : nil,
+                screen: T.self is any ScreenLaterHook.Type ? hookScreenLater : T.self is any ScreenHook.Type ? hookScreen : nil,
+                group: T.self is any GroupLaterHook.Type ? hookGroupLater : T.self is any GroupHook.Type ? hookGroup : nil,
+                alias: T.self is any AliasLaterHook.Type ? hookAliasLater : T.self is any AliasHook.Type ? hookAlias : nil,
                 reset: T.self is any ResetHook.Type ? hookReset : nil,
                 flush: T.self is any FlushHook.Type ? hookFlush : nil,
                 update: T.self is any SettingsHook.Type ? hookUpdate : nil,

@@ -12,11 +12,12 @@ final class FixtureLibraryClient: Sendable {
     let key: String
     private let directory: String
 
-    init(fixture: String, key: String, settings: JSONObject, mode: IsolationMode = .inProcess, hookTimeout: Double = 10,
-         defines: [String] = [], logThreshold: LogLevel? = nil) throws {
+    /// `fixture`: a C fixture built now; `file`: a library built already (a Swift fixture).
+    init(fixture: String? = nil, file given: String? = nil, key: String, settings: JSONObject, mode: IsolationMode = .inProcess,
+         hookTimeout: Double = 10, defines: [String] = [], logThreshold: LogLevel? = nil) throws {
         self.key = key
         directory = makeTempDirectory("loader")
-        let file = try FixtureBuilder.library(fixture, in: directory, defines: defines)
+        let file = try given ?? FixtureBuilder.library(fixture!, in: directory, defines: defines)
         let library = try PluginLoader().load(file: file)
         let factory: IntegrationFactory
         if mode == .process {
