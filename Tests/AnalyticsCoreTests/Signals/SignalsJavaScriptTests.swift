@@ -85,6 +85,35 @@ struct SignalsJavaScriptTests {
         #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
     }
 
+    /// The README's generators against what an app emits today (typed signals, 3.x shapes:
+    /// `data.target.title`, `data.body`): they read the earlier names through aliases, and what a
+    /// bundle stringifies is still the 3.x shape.
+    @Test func seedGeneratorsReadTypedSignalsOfTodaysShape() throws {
+        let bundle = Self.seedGenerators + """
+
+            var shapes = []
+            const seedProcess = processSignal
+            processSignal = function (signal) {
+                if (signal.type === SignalType.Interaction) shapes.push(JSON.stringify(signal.data))
+                seedProcess(signal)
+                if (signal.type === SignalType.Interaction) analytics.track("shape", { json: shapes[shapes.length - 1] })
+            }
+            """
+        let client = try start(bundle)
+        defer { client.analytics.shutdown() }
+        let signals = try #require(client.analytics.signals)
+        signals.emit(NetworkSignal(action: .response, url: "https://shop.example/api/product/7",
+                                   body: ["content": ["id": "7", "title": "Tea", "price": 4.5]], status: 200))
+        signals.emit(InteractionSignal(component: "button", title: "Add To Cart"))
+        settle(client)
+
+        let events = client["Amplitude"].events
+        #expect(events.map { $0.event ?? "" } == ["Add To Cart", "shape"])
+        #expect(events.first?.properties == ["price": 4.5, "currency": "USD", "productId": "7", "productName": "Tea"])
+        #expect(events.last?.properties["json"] == #"{"target":{"component":"button","title":"Add To Cart"}}"#)
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+    }
+
     @Test func theBufferIsBoundedNewestFirstAndSearchable() throws {
         let bundle = """
             function processSignal(signal, runtime) {
