@@ -51,11 +51,14 @@ public final class LaterFixture: Integration, TrackLaterHook, FlushHook, @unchec
             begin()
             let twice = mode == "twice"
             let host = host
-            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+            // A thread of its own, not libdispatch's global pool (which traps inside a runner's jail).
+            let delay = delay
+            Thread { [self] in
+                Thread.sleep(forTimeInterval: delay)
                 end()
                 completion.finish(outcome)
                 if twice, !completion.succeed() { host.info("second answer refused") }
-            }
+            }.start()
         }
     }
 
@@ -67,7 +70,7 @@ public final class LaterFixture: Integration, TrackLaterHook, FlushHook, @unchec
         let most = pendingMax
         state.unlock()
         host.info("pending max=\(most)")
-        if !answers.isEmpty { DispatchQueue.global().async { for c in answers { c.succeed() } } }
+        if !answers.isEmpty { Thread { for c in answers { c.succeed() } }.start() }
     }
 
     private func begin() {
