@@ -47,7 +47,8 @@ public final class GoogleAnalytics4: Integration, EventLaterHooks, ResetHook, Se
 
     private let host: IntegrationHost
     private var configuration: Configuration
-    private let client = HTTPClient()
+    /// Its own HTTP client, only for a host without one to lend (the client starts threads).
+    private lazy var client = HTTPClient()
     /// Batches through the host's HTTP client; nil with a host that has none.
     private let uploads: GA4Uploads?
     /// The user's traits from identify, sent as user_properties with every later event.

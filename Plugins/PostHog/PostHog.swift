@@ -27,10 +27,12 @@ public final class PostHog: Integration, EventLaterHooks, ResetHook, SettingsHoo
     public init(settings: JSONObject, host: IntegrationHost) throws {
         let configuration = try PostHogConfiguration(settings: settings)
         self.host = host
-        delivery = PostHogDelivery(configuration: configuration,
-                                   transport: PostHogDelivery.urlSessionTransport(timeout: configuration.timeoutSeconds),
-                                   wait: { seconds in Thread.sleep(forTimeInterval: seconds) })
         uploads = host.http.map { PostHogUploads(http: $0, configuration: configuration, maxPending: host.maxPending) }
+        // Its own HTTP client only for a host without one to lend (the client starts threads).
+        var transport: PostHogDelivery.Transport = { _, _, _ in .failed("not used: requests go through the host") }
+        if uploads == nil { transport = PostHogDelivery.urlSessionTransport(timeout: configuration.timeoutSeconds) }
+        delivery = PostHogDelivery(configuration: configuration, transport: transport,
+                                   wait: { seconds in Thread.sleep(forTimeInterval: seconds) })
         host.debug("PostHog: sending to \(configuration.batchURL.absoluteString)\(uploads == nil ? " with its own HTTP client" : " through the host")")
     }
 
