@@ -200,6 +200,25 @@ extension MiddlewareContext {
         #expect(analytics.shutdown())
     }
 
+    /// Destination middleware in front of a loaded library (the Swift fixture, answering in its
+    /// hook) behaves the same in this process and in a runner process.
+    @Test(arguments: [IsolationMode.inProcess, .process])
+    func destinationMiddlewareAnsweringLaterInFrontOfALibrary(mode: IsolationMode) throws {
+        let held = HeldNexts()
+        _ = try SwiftPluginFiles.load("LaterFixtureIntegration")
+        let c = try FixtureLibraryClient(file: SwiftPluginFiles.path("LaterFixtureIntegration"), key: "Later", settings: ["mode": "inline"],
+                                         mode: mode) { $0.destinationMiddleware = ["Later": [held.middleware(deferring: ["1"])]] }
+        for name in ["1", "2", "3"] { c.analytics.track(name) }
+        #expect(held.next("1") != nil)
+        let stats = try #require(c.stats)
+        #expect(stats.delivered == 0, "2 and 3 wait behind 1")
+        held.answer("1", tag: "later")
+        #expect(c.analytics.flush())
+        #expect(stats.delivered == 3 && stats.dropped == 0 && stats.failed == 0, "\(stats)")
+        #expect(c.analytics.shutdown())
+        #expect(c.errors.all.isEmpty, "\(c.errors.messages)")
+    }
+
     @Test func aResetAnsweredLaterWaitsForTheAnswer() throws {
         let later = BlockMiddleware { context, next in
             guard context.eventType == .reset else { return next(context) }
