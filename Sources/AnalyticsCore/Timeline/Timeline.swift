@@ -235,8 +235,12 @@ public final class Timeline: @unchecked Sendable {
         if let i = s.after.firstIndex(where: { $0 === plugin }) {
             return .afterDestinations(Array(s.after[(i + 1)...]))
         }
-        // Removed meanwhile: it went on as if the plugin had let it through last.
-        return .beforeDestinations([])
+        // Removed meanwhile: on as if it had been the last plugin of its stage.
+        switch plugin.type {
+        case .before: return .beforeDestinations(s.enrichment)
+        case .after: return .afterDestinations([])
+        default: return .beforeDestinations([])
+        }
     }
 
     /// Fan-out of an event that left enrichment, then the `after` plugins.
