@@ -96,3 +96,22 @@ public protocol AliasLaterHook: Integration {
 
 /// Every event hook in its completion form.
 public typealias EventLaterHooks = TrackLaterHook & IdentifyLaterHook & ScreenLaterHook & GroupLaterHook & AliasLaterHook
+
+/// What the host refused or gave up on without a return value to say so (ABI 1.3
+/// `AH_EXT_NOTICES`): a completion it ignored (given twice, or after the call was abandoned),
+/// pending calls it abandoned after the hook timeout. The host reports them either way; an
+/// integration hears them to log, fix its state or slow down. Called like the other hooks (one at
+/// a time, on the instance's thread); must not block.
+public protocol NoticesHook: Integration {
+    func notice(_ notice: HostNotice)
+}
+
+/// One notice from the host.
+public enum HostNotice: Sendable, Equatable {
+    /// Pending calls passed the hook timeout (or the instance ended first) and were abandoned.
+    case abandoned(String)
+    /// A call of the integration was refused and did nothing (a completion twice, or too late).
+    case refused(String)
+    /// A kind this kit does not know (a newer host): ignore it.
+    case other(kind: Int32, String)
+}

@@ -22,6 +22,7 @@ final class IntegrationInstance {
     let screenLater: (any ScreenLaterHook)?
     let groupLater: (any GroupLaterHook)?
     let aliasLater: (any AliasLaterHook)?
+    let notices: (any NoticesHook)?
 
     init(integration: any Integration, host: IntegrationHost) {
         self.integration = integration
@@ -40,6 +41,7 @@ final class IntegrationInstance {
         screenLater = integration as? any ScreenLaterHook
         groupLater = integration as? any GroupLaterHook
         aliasLater = integration as? any AliasLaterHook
+        notices = integration as? any NoticesHook
     }
 
     var opaque: OpaquePointer { OpaquePointer(Unmanaged.passRetained(self).toOpaque()) }

@@ -79,6 +79,10 @@ import Testing
         #expect(c.stats?.delivered == 1)
         #expect(eventually { c.lines.contains("second answer refused") }, "\(c.lines)")
         #expect(eventually { c.logs.withLock { $0 }.contains { $0.contains("not pending (completed twice") } }, "\(c.logs.withLock { $0 })")
+        // The library hears it too (NoticesHook, AH_EXT_NOTICES), on its hook thread at the next call.
+        Self.track(c, "B")
+        #expect(c.analytics.flush())
+        #expect(eventually { c.lines.contains { $0.hasPrefix("notice refused: completed token") } }, "\(c.lines)")
         #expect(c.analytics.shutdown())
     }
 

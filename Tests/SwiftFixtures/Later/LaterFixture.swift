@@ -10,12 +10,13 @@
 //   {"mode": "http", "url": "..."}   POST the event through the host's HTTP client; 2xx OK,
 //                        429/5xx retryable (Retry-After logged), other statuses permanent
 //
-// Log lines: "mayFinishLater=<bool> maxPending=<n> http=<bool>" at create, "pending max=<n>" at flush.
+// Log lines: "mayFinishLater=<bool> maxPending=<n> http=<bool>" at create, "pending max=<n>" at flush,
+// "notice refused: …" / "notice abandoned: …" for the host's notices.
 
 import AnalyticsIntegration
 import Foundation
 
-public final class LaterFixture: Integration, TrackLaterHook, FlushHook, @unchecked Sendable {
+public final class LaterFixture: Integration, TrackLaterHook, FlushHook, NoticesHook, @unchecked Sendable {
     // @unchecked: its mutable state is under `state`; the rest is immutable.
     public static let key = "Later"
     public static let version = "1.0.0"
@@ -71,6 +72,14 @@ public final class LaterFixture: Integration, TrackLaterHook, FlushHook, @unchec
         state.unlock()
         host.info("pending max=\(most)")
         if !answers.isEmpty { Thread { for c in answers { c.succeed() } }.start() }
+    }
+
+    public func notice(_ notice: HostNotice) {
+        switch notice {
+        case .refused(let text): host.info("notice refused: \(text)")
+        case .abandoned(let text): host.info("notice abandoned: \(text)")
+        case .other(let kind, let text): host.info("notice \(kind): \(text)")
+        }
     }
 
     private func begin() {
