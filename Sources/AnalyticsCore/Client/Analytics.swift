@@ -119,7 +119,7 @@ public final class Analytics: Sendable {
         sentBackJournal = SentBackJournal(storageDirectory: configuration.storageDirectory, secret: storageSecret, report: report)
         let leftOver = sentBackJournal.leftOver()
         sentBackState.withLock { $0.held = leftOver }
-        store = UserStore(directory: configuration.storageDirectory)
+        store = UserStore(directory: configuration.storageDirectory, secret: try? storageSecret.get())
         let saved = store.load(report: report)
         userWriter = UserStateWriter(store: store, report: report)
         user = Locked(saved ?? UserState(anonymousId: MessageID.make()))
