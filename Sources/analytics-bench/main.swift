@@ -135,6 +135,15 @@ if CommandLine.arguments.dropFirst().first == "loaded" {
     exit(0)
 }
 
+// `analytics-bench queue [N]`: only the durable queue row (append, then read back checked).
+if CommandLine.arguments.dropFirst().first == "queue" {
+    let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 500_000 : 500_000
+    let queue = queueBenchmark(events: count)
+    table.add("durable queue, \(count) events of 400 bytes: appends/s / checked reads/s", queueRowText(queue))
+    print(table.render())
+    exit(0)
+}
+
 // `analytics-bench upload [N]`: only the track() → acknowledged upload row.
 if CommandLine.arguments.dropFirst().first == "upload" {
     let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 1_000_000 : 1_000_000
@@ -226,6 +235,8 @@ let upload = uploadBenchmark(events: 1_000_000)
 table.add("track() → acknowledged upload, 1,000,000 events: events/s", formatRate(upload.eventsPerSecond), target: "≥ 100,000")
 table.add("peak RSS during the upload run: 200,000 vs 1,000,000 events (MiB)",
           String(format: "%.0f vs %.0f", smallUpload.peakRSSMiB, upload.peakRSSMiB), target: "flat")
+let queueRow = queueBenchmark(events: 500_000)
+table.add("durable queue, 500,000 events of 400 bytes: appends/s / checked reads/s", queueRowText(queueRow))
 let command = commandBenchmark(lines: 500_000)
 table.add("run: 500,000 lines, 256 KiB disk cap, server answering in 20 ms: lines/s (delivered, exit)",
           "\(formatRate(command.linesPerSecond)) (\(command.received == 500_000 ? "all" : "\(command.received)"), \(command.status))",
