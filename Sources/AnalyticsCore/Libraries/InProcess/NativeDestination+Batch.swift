@@ -9,8 +9,8 @@ protocol DeliversInRuns: DestinationPlugin {
 /// ABI 1.3 `AH_EXT_BATCH` for a library in this process: events gather in `run` while the worker
 /// drains its queue and go to the library in one call when the queue is empty, the run is full,
 /// or any other hook is due (so the library sees everything in order). Counting is that of a
-/// single-event call: an event counts as delivered when gathered and moves to dropped (and
-/// failed) if the library's answer for it is a failure in the end.
+/// single-event call: an event counts as delivered when gathered and as failed as well if the
+/// library's answer for it is a failure in the end (a summary shows delivered − failed).
 extension NativeDestination {
     func gather(_ event: Event, upTo size: Int) -> Event? {
         run.append(event)
@@ -35,8 +35,7 @@ extension NativeDestination {
                 case .ok: continue
                 case .retryable where attempt < retryPolicy.maxAttempts: again.append(event)
                 default:
-                    _ = reportFailure(event.type.rawValue, result, attempts: attempt, countsAsEvent: true)
-                    recount(to: .dropped)
+                    failedForGood(event, result, attempts: attempt)
                 }
             }
             guard !again.isEmpty else { return }

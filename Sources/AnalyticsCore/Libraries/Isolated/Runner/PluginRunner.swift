@@ -124,7 +124,8 @@ package enum PluginRunner {
             let bytes = r.data()
             guard !r.failed, let waiter = waiters.withLock({ $0.removeValue(forKey: id) }) else { return }
             if let then = waiter.then {
-                DispatchQueue.global().async { then(status, bytes) }
+                // Not the global pool: this process is jailed (SideQueue says why).
+                SideQueue.async("runner reply \(id)") { then(status, bytes) }
                 return
             }
             waiter.status = status
