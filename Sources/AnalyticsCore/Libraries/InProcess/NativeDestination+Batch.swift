@@ -24,18 +24,22 @@ extension NativeDestination {
     /// backoff; the rest of the failures are reported and counted.
     func deliverRun() {
         guard !run.isEmpty else { return }
-        var events = run
-        run.removeAll(keepingCapacity: true)
+        // Taken whole (not copied), and its buffers given back for the next run when done.
+        var events = BatchRun()
+        swap(&events, &run)
+        defer {
+            events.removeAll()
+            if run.isEmpty { swap(&events, &run) }
+        }
         var attempt = 1
         while !events.isEmpty {
-            let results = integration.deliver(batch: events.map(\.serializedBytes))
-            var again: [Event] = []
-            for (event, result) in zip(events, results) {
+            guard let results = integration.deliver(batch: events) else { return }
+            var again = BatchRun()
+            for (i, result) in results.enumerated() {
                 switch result {
                 case .ok: continue
-                case .retryable where attempt < retryPolicy.maxAttempts: again.append(event)
-                default:
-                    failedForGood(event, result, attempts: attempt)
+                case .retryable where attempt < retryPolicy.maxAttempts: again.append(i, of: events)
+                default: failedForGood(events.items[i].type.rawValue, result, attempts: attempt)
                 }
             }
             guard !again.isEmpty else { return }

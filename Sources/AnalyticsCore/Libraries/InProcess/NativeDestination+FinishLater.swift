@@ -78,7 +78,7 @@ extension NativeDestination {
             case .retryable where p.attempt < retryPolicy.maxAttempts:
                 retries.append(p)
             default:
-                failedForGood(p.event, result, attempts: p.attempt)
+                failedForGood(p.event.type.rawValue, result, attempts: p.attempt)
             }
         }
         guard !retries.isEmpty else { return }
@@ -91,8 +91,8 @@ extension NativeDestination {
     /// An event counted as delivered when it was handed over whose answer is a failure in the end:
     /// reported and counted failed, as a synchronous failure is; abandoned if the host gave up on
     /// the instance meanwhile (as the call in flight then is).
-    func failedForGood(_ event: Event, _ result: NativeHookResult, attempts: Int) {
-        if !reportFailure(event.type.rawValue, result, attempts: attempts, countsAsEvent: true), !integration.isCallable {
+    func failedForGood(_ what: String, _ result: NativeHookResult, attempts: Int) {
+        if !reportFailure(what, result, attempts: attempts, countsAsEvent: true), !integration.isCallable {
             countAbandoned()
         }
     }

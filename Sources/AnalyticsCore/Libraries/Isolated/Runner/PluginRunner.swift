@@ -142,6 +142,8 @@ package enum PluginRunner {
         var instance: OpaquePointer?
         var table: HostTable?
         let errorBuffer = ErrorBuffer()
+        /// The batch hook's buffer for the texts of a call (the main thread makes every call).
+        let batchScratch = BatchScratch()
         private var destroyed = false
         /// The library's timeline plugins (AH_EXT_TIMELINE), called by the host through `plugin` frames.
         private let timeline: RunnerTimeline
