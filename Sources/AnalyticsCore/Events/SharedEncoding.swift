@@ -18,14 +18,17 @@ struct SharedEncoding: @unchecked Sendable {
         @exclusivity(unchecked) var text: [UInt8] = []
         /// What the text can be derived from until then: an earlier version of the payload with
         /// its text (an event a destination filter edited), so that only the changed members are
-        /// written (`JSONObject.serializedBytes(derivedFrom:text:)`). Read by the claimant only.
-        let base: (payload: JSONObject, text: [UInt8])?
+        /// written (`JSONObject.serializedBytes(derivedFrom:text:)`). Touched by the claimant only,
+        /// which lets it go once the text is written.
+        @exclusivity(unchecked) var base: (payload: JSONObject, text: [UInt8])?
 
         init(base: (payload: JSONObject, text: [UInt8])?) { self.base = base }
 
-        func write(_ payload: JSONObject) -> [UInt8] {
-            if let base { return payload.serializedBytes(derivedFrom: base.payload, text: base.text) }
-            return payload.serializedBytes()
+        /// The claimant's text.
+        func claimantWrite(_ payload: JSONObject) -> [UInt8] {
+            guard let base else { return payload.serializedBytes() }
+            self.base = nil
+            return payload.serializedBytes(derivedFrom: base.payload, text: base.text)
         }
     }
 
@@ -58,10 +61,10 @@ struct SharedEncoding: @unchecked Sendable {
             if storage.stage.load(ordering: .acquiring) == Storage.published {
                 return storage.text.withUnsafeBytes { body($0, nil) }
             }
-            let mine = storage.write(payload)
+            let mine = payload.serializedBytes()
             return mine.withUnsafeBytes { body($0, mine) }
         }
-        let made = storage.write(payload)
+        let made = storage.claimantWrite(payload)
         storage.text = made
         storage.stage.store(Storage.published, ordering: .releasing)
         return made.withUnsafeBytes { body($0, made) }
