@@ -3,7 +3,8 @@
  * track takes a completion token, keeps the event and answers AH_PENDING; once `batch` events are
  * held (or at flush) it POSTs them as a JSON array to `url`; the upload's answer completes every
  * token of it: 2xx AH_OK, 429/5xx or no answer AH_ERR_RETRYABLE, other statuses AH_ERR_PERMANENT.
- * Settings: {"url": "...", "batch": N, "mode": "normal" | "never" | "twice" | "tokenless"}
+ * Settings: {"url": "...", "batch": N, "mode": "normal" | "never" | "twice" | "tokenless", "ack_ms": M}
+ *   ack_ms     the upload's done callback takes M ms (on the host's thread) before it completes
  *   never      holds events and never uploads or completes (the host's timeout must act)
  *   twice      completes every token twice (the second must be refused)
  *   tokenless  answers AH_PENDING without taking a token
@@ -12,7 +13,9 @@
  * Log lines: "held max=<most events held at once>", "complete again=<status>",
  *            "complete after destroy=<status>", "uploaded n=<events> status=<http>". */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +43,7 @@ struct ah_instance {
     char url[512];
     char mode[16];
     size_t batch;
+    long ack_ms;
     pthread_mutex_t lock;
     held items[MAX_HELD];
     size_t count;
@@ -88,6 +92,10 @@ static void on_done(void *user, uint64_t id, const ah_http_response *r) {
     ah_instance *self = u->self;
     (void)id;
     char reason[300];
+    if (self->ack_ms > 0) {
+        struct timespec pause = { self->ack_ms / 1000, (self->ack_ms % 1000) * 1000000L };
+        while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {}
+    }
     if (r->outcome == AH_OK && r->status_code >= 200 && r->status_code < 300) {
         say(self, "uploaded n=%zu status=%d", u->count, (int)r->status_code);
         finish(self, u, AH_OK, "");
@@ -198,6 +206,8 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
     member(settings, len, "mode", self->mode, sizeof self->mode);
     member(settings, len, "batch", number, sizeof number);
     self->batch = number[0] ? (size_t)atoi(number) : 10;
+    member(settings, len, "ack_ms", number, sizeof number);
+    self->ack_ms = number[0] ? atol(number) : 0;
     const ah_host_info *info = (const ah_host_info *)host->get_extension(host->ctx, AH_EXT_HOST_INFO);
     if (info) {
         say(self, "host=%s %s debug=%d error=%d", info->name, info->version, (int)info->log_enabled(host->ctx, AH_LOG_DEBUG),

@@ -17,8 +17,9 @@ struct ParkedEvent {
 /// worker, in the order the events first arrived (a `settle` item wakes an idle worker).
 ///
 /// Counting: an event that answered pending counts as delivered when it is handed over; if its
-/// answer is a failure it moves to dropped (and failed), if it times out to abandoned, so the
-/// totals are what a synchronous answer would have given.
+/// answer is a failure it is counted failed as well (as a synchronous failure is: a summary shows
+/// delivered − failed), if it times out it moves to abandoned, so the totals are what a
+/// synchronous answer would have given, and what process mode counts.
 extension NativeDestination {
     func executeAllowingPending(_ event: Event) -> Event? {
         settleArrived()
@@ -77,15 +78,23 @@ extension NativeDestination {
             case .retryable where p.attempt < retryPolicy.maxAttempts:
                 retries.append(p)
             default:
-                _ = reportFailure(p.event.type.rawValue, result, attempts: p.attempt, countsAsEvent: true)
-                recount(to: .dropped)
+                failedForGood(p.event.type.rawValue, result, attempts: p.attempt)
             }
         }
         guard !retries.isEmpty else { return }
         // One backoff for the round (a batch the vendor refused comes back as many answers at once),
         // then the events again, in the order they first arrived.
         Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: retries.map(\.attempt).min()!))
-        for p in retries where !deliverEvent(p.event, attempt: p.attempt + 1) { recount(to: .dropped) }
+        for p in retries where !deliverEvent(p.event, attempt: p.attempt + 1) && !integration.isCallable { countAbandoned() }
+    }
+
+    /// An event counted as delivered when it was handed over whose answer is a failure in the end:
+    /// reported and counted failed, as a synchronous failure is; abandoned if the host gave up on
+    /// the instance meanwhile (as the call in flight then is).
+    func failedForGood(_ what: String, _ result: NativeHookResult, attempts: Int) {
+        if !reportFailure(what, result, attempts: attempts, countsAsEvent: true), !integration.isCallable {
+            countAbandoned()
+        }
     }
 
     /// Waits for the answers of every parked event until `deadline`, acting on each.
@@ -107,7 +116,7 @@ extension NativeDestination {
         for token in tokens {
             guard let p = parked.removeValue(forKey: token) else { continue }
             types.append(callName(for: p.event.type))
-            recount(to: .abandoned)
+            countAbandoned()
         }
         guard !types.isEmpty else { return }
         let what = types.count == 1 ? "1 call (\(types[0]))" : "\(types.count) calls (\(Set(types).sorted().joined(separator: ", ")))"
@@ -116,16 +125,10 @@ extension NativeDestination {
         integration.notice(Int32(AH_NOTICE_ABANDONED), text)
     }
 
-    /// An event counted as delivered when it was handed over ends otherwise.
-    func recount(to counter: PendingEnd) {
+    /// An event counted as delivered when it was handed over that the host gave up on instead.
+    func countAbandoned() {
         guard let stats = client.withLock({ $0.stats }) else { return }
         stats._delivered.wrappingSubtract(1, ordering: .relaxed)
-        switch counter {
-        case .dropped: stats._dropped.wrappingAdd(1, ordering: .relaxed)
-        case .abandoned: stats._abandoned.wrappingAdd(1, ordering: .relaxed)
-        }
+        stats._abandoned.wrappingAdd(1, ordering: .relaxed)
     }
 }
-
-/// How a pending event that was counted as delivered ended instead.
-enum PendingEnd { case dropped, abandoned }
