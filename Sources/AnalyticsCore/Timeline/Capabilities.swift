@@ -43,3 +43,11 @@ protocol StopsWithProducers: Plugin {}
 /// A plugin that only keeps or drops events (a destination filter): a timeline holding nothing
 /// else cannot change an event, so a destination that would ignore the event may be skipped.
 protocol KeepsOrDropsOnly: Plugin {}
+
+/// A destination whose events the host keeps on disk until it has their final answers (a library
+/// offering ABI 1.3 `AH_EXT_DURABLE`, or any library whose settings say `"durable": true`): its
+/// worker stores accepted events in a ``DurableFeed`` under the client's storage directory.
+protocol DurablyQueued: DestinationPlugin {
+    /// nil: its events live in memory like any destination's.
+    var durability: NativeDurability? { get }
+}

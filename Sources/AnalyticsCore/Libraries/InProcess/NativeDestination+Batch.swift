@@ -14,6 +14,7 @@ protocol DeliversInRuns: DestinationPlugin {
 extension NativeDestination {
     func gather(_ event: Event, upTo size: Int) -> Event? {
         run.append(event)
+        runTickets.append(completions?.take())
         if run.count >= size { deliverRun() }
         return event
     }
@@ -25,16 +26,22 @@ extension NativeDestination {
     func deliverRun() {
         guard !run.isEmpty else { return }
         var events = run
+        var tickets = runTickets
         run.removeAll(keepingCapacity: true)
+        runTickets.removeAll(keepingCapacity: true)
         var attempt = 1
         while !events.isEmpty {
             let results = integration.deliver(batch: events.map(\.serializedBytes))
             var again: [Event] = []
-            for (event, result) in zip(events, results) {
+            var againTickets: [UInt64?] = []
+            for ((event, ticket), result) in zip(zip(events, tickets), results) {
                 switch result {
-                case .ok: continue
-                case .retryable where attempt < retryPolicy.maxAttempts: again.append(event)
+                case .ok: finish(ticket)
+                case .retryable where attempt < retryPolicy.maxAttempts:
+                    again.append(event)
+                    againTickets.append(ticket)
                 default:
+                    finish(ticket)
                     _ = reportFailure(event.type.rawValue, result, attempts: attempt, countsAsEvent: true)
                     recount(to: .dropped)
                 }
@@ -43,6 +50,7 @@ extension NativeDestination {
             Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
             attempt += 1
             events = again
+            tickets = againTickets
         }
     }
 }

@@ -41,6 +41,11 @@ package enum PluginRunner {
         private let lock = NSLock()
         private let waiters = Locked<[UInt32: Waiter]>([:])
         private let nextCall = Locked<UInt32>(1)
+        /// Runs the library's callbacks for replies that come later (`callLater`), one at a time:
+        /// on the global queue, callbacks that waited on a lock of the library (held by a hook
+        /// writing to the host) made libdispatch start thread after thread until the runner's
+        /// pids limit refused one, and libdispatch traps then (SIGILL).
+        private let callbacks = DispatchQueue(label: "analytics-plugin-runner.replies")
 
         final class Waiter: @unchecked Sendable {
             let done = DispatchSemaphore(value: 0)
@@ -124,7 +129,7 @@ package enum PluginRunner {
             let bytes = r.data()
             guard !r.failed, let waiter = waiters.withLock({ $0.removeValue(forKey: id) }) else { return }
             if let then = waiter.then {
-                DispatchQueue.global().async { then(status, bytes) }
+                callbacks.async { then(status, bytes) }
                 return
             }
             waiter.status = status
@@ -154,6 +159,11 @@ package enum PluginRunner {
         /// the attempt being made, and the host's hook timeout (from `start`).
         var parked: [UInt64: RunnerParkedEvent] = [:]
         var currentAttempt = 1
+        /// Serials of pending calls (see `IsolationWire.Kind.completed`): the next one, the one a
+        /// retry of a parked event keeps, and the final answers not yet told to the host.
+        var nextSerial: UInt64 = 0
+        var redeliverySerial: UInt64?
+        var answeredSerials: [UInt64] = []
         var hookTimeout = 10.0
         /// The least AH_LOG_* level the host keeps (from `start`), for `log_enabled`.
         var logThreshold: Int32 = 0

@@ -23,6 +23,11 @@ enum IsolationWire {
         /// ABI 1.3: the final outcome of events whose results said `pending`, when it is not OK
         /// (u8 `settledFailed` / `settledAbandoned`, u32 events, text the report).
         case settled = 16
+        /// ABI 1.3: events whose results said `pending` have their final answer (OK, failed, or
+        /// abandoned past the hook timeout): u32 count, then each one's serial (i64), the number
+        /// of pending results before its own since the process started. A durable destination
+        /// crosses them off its queue; the others stay on disk (and go to the next process).
+        case completed = 17
     }
 
     /// One item of a batch: what the runner calls on the instance, in this order.
