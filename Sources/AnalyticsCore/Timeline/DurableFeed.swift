@@ -40,12 +40,18 @@ final class DurableFeed: @unchecked Sendable {
     init(key: String, directory: String, maxDiskBytes: Int?, report: @escaping @Sendable (AnalyticsError) -> Void) throws(QueueError) {
         self.key = key
         self.report = report
-        let configuration = DurableQueue.Configuration(maxDiskBytes: maxDiskBytes ?? (64 << 20),
-                                                       segmentBytes: 4 << 20, maxRecordBytes: 1 << 20)
-        queue = try DurableQueue(directory: directory, configuration: configuration) { error in
+        queue = try DurableQueue(directory: directory, configuration: Self.configuration(maxDiskBytes: maxDiskBytes ?? Self.defaultMaxDiskBytes)) { error in
             report(.storage("destination \(key): queue \(error)"))
         }
         backlog = queue.pendingEvents
+    }
+
+    /// The disk cap when the library asks for none.
+    static let defaultMaxDiskBytes = 64 << 20
+
+    /// A destination's queue: events up to 1 MiB each, 4 MiB segments.
+    static func configuration(maxDiskBytes: Int) -> DurableQueue.Configuration {
+        DurableQueue.Configuration(maxDiskBytes: maxDiskBytes, segmentBytes: 4 << 20, maxRecordBytes: 1 << 20)
     }
 
     /// The queue's directory for destination `key` under a client's storage directory.
