@@ -165,7 +165,7 @@ extension ProcessDestination {
                 case .completed:
                     switch RunnerFrames.completed(payload) {
                     case .failure(let why): malformed = why; break reading
-                    case .success(let serials): answered(serials)
+                    case .success(let serials): answered(serials, by: process)
                     }
                 default:
                     malformed = .init(description: "a \(kind) frame after the instance was created")

@@ -83,10 +83,12 @@ extension ProcessDestination {
         if early { finish(item) }
     }
 
-    /// A `completed` frame: these pending calls have their final answer.
-    func answered(_ serials: [UInt64]) {
+    /// A `completed` frame of `process`: these pending calls have their final answer. A frame
+    /// read after that process ended names serials of its own, not the next process's: ignored.
+    func answered(_ serials: [UInt64], by process: IsolatedProcess) {
         var done: [Item] = []
         condition.lock()
+        guard currentChild === process else { condition.unlock(); return }
         for serial in serials {
             if let item = awaitingAnswers.removeValue(forKey: serial) { done.append(item) } else if serial >= nextSerial { answeredEarly.insert(serial) }
         }
