@@ -101,7 +101,7 @@ extension DestinationWorker {
             case .answers:
                 continue
             case .control(let item):
-                if !handleOne(item, &plan) { return endDurable(feed) }
+                if !handleOne(item, &plan, feed) { return endDurable(feed) }
             case .events(let limit, let appendedSoFar):
                 let entries = feed.next(limit: limit)
                 condition.lock()
@@ -149,11 +149,22 @@ extension DestinationWorker {
         }
     }
 
-    /// Handles one control item the way `run` does (counted unless `abandon` took it first).
-    private func handleOne(_ item: Item, _ plan: inout Timeline.DeliveryPlan) -> Bool {
+    /// Handles one control item the way `run` does (counted unless `abandon` took it first). A
+    /// flush's caller is let go only once what it delivered is crossed off the disk.
+    private func handleOne(_ item: Item, _ plan: inout Timeline.DeliveryPlan, _ feed: DurableFeed) -> Bool {
         publish([item])
-        _ = handle(item, &plan)
-        return cursor.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
+        guard case .flush(let caller) = item else {
+            _ = handle(item, &plan)
+            return cursor.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
+        }
+        let own = DispatchGroup()
+        own.enter()
+        _ = handle(.flush(own), &plan)
+        // `abandon` lets the caller go itself if it took the item first.
+        guard cursor.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged else { return false }
+        settleDurable(feed)
+        caller.leave()
+        return true
     }
 
     /// Hands events over, each with its ticket; a ticket the destination did not take is
