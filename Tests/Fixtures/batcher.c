@@ -5,7 +5,8 @@
  * token of it: 2xx AH_OK, 429/5xx or no answer AH_ERR_RETRYABLE, other statuses AH_ERR_PERMANENT.
  * At most the host's max_in_flight uploads run at once: past it events stay held, and the next
  * upload starts from the `done` of one that ended.
- * Settings: {"url": "...", "batch": N, "mode": "normal" | "never" | "twice" | "tokenless"}
+ * Settings: {"url": "...", "batch": N, "timeout_ms": T (per upload, default 5000),
+ *            "mode": "normal" | "never" | "twice" | "tokenless"}
  *   never      holds events and never uploads or completes (the host's timeout must act)
  *   twice      completes every token twice (the second must be refused)
  *   tokenless  answers AH_PENDING without taking a token
@@ -49,6 +50,7 @@ struct ah_instance {
     uint64_t last_token;
     uint32_t in_flight; /* uploads started and not done (under the lock) */
     int flush_wanted;   /* a flush found no room: the next `done` sends what is held */
+    uint32_t timeout_ms; /* per upload ("timeout_ms", default 5000) */
 };
 
 static void say(ah_instance *self, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -149,7 +151,7 @@ static void send_held(ah_instance *self) {
     request.header_count = 1;
     request.body = body;
     request.body_len = at;
-    request.timeout_ms = 5000;
+    request.timeout_ms = self->timeout_ms;
     char err[256] = "";
     self->in_flight++;
     if (self->http->start(self->host->ctx, &request, on_done, u, NULL, err, sizeof err) != AH_OK) {
@@ -216,6 +218,8 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
     char number[32];
     member(settings, len, "url", self->url, sizeof self->url);
     member(settings, len, "mode", self->mode, sizeof self->mode);
+    member(settings, len, "timeout_ms", number, sizeof number);
+    self->timeout_ms = number[0] && atoi(number) > 0 ? (uint32_t)atoi(number) : 5000;
     member(settings, len, "batch", number, sizeof number);
     self->batch = number[0] ? (size_t)atoi(number) : 10;
     const ah_host_info *info = (const ah_host_info *)host->get_extension(host->ctx, AH_EXT_HOST_INFO);

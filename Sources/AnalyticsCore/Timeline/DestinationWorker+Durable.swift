@@ -5,10 +5,11 @@ import Foundation
 /// Accepting an event means appending it to the destination's queue (it survives SIGKILL). The
 /// worker hands the events over from there in order, each with a ticket (``EventCompletions``),
 /// and crosses an event off once its answer is final. Control items (settings, reset, flush, ...)
-/// stay in memory, each after the events of this run that were accepted before it (its
-/// barrier); events an earlier run left come first, after the destination's initial settings
-/// (which have barrier 0). Answers that arrive from other threads wake the worker, which asks
-/// the destination to act on them (`SettlesLater`) and crosses off what finished.
+/// stay in memory, each handled once the events accepted before it were handed over (its
+/// barrier, an earlier run's events included), except a first control item that came before any
+/// event: the initial settings go before what an earlier run left. Answers that arrive from
+/// other threads wake the worker, which asks the destination to act on them (`SettlesLater`) and
+/// crosses off what finished.
 ///
 /// Counting is that of the in-memory worker: an event counts as received when accepted (the
 /// backlog of an earlier run when the queue opens), delivered or dropped when handed over; the

@@ -23,7 +23,7 @@ import Testing
         if mode == .process { settings["isolation"] = "process" }
         let storage = makeTempDirectory("amplitude-crash")
         let crash = DurableCrashRounds(plugins: plugins, key: "Amplitude", settings: settings, storage: storage,
-                                       requestCount: { fake.server.requestCount })
+                                       requestCount: { fake.server.requestCount }, openConnections: { fake.server.openConnectionCount })
         let (rounds, childErrors) = try crash.run(kills: Self.kills)
         let accepted = DurableCrashRounds.accepted(rounds)
         #expect(accepted.count >= Self.kills * 200, "the children got that far: \(rounds.map(\.accepted))")

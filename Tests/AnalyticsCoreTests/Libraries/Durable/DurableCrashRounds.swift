@@ -23,8 +23,9 @@ struct DurableCrashRounds {
     let key: String
     let settings: JSONObject
     let storage: String
-    /// How many requests the vendor has received so far.
+    /// How many requests the vendor has received so far, and how many connections are open.
     let requestCount: () -> Int
+    let openConnections: () -> Int
 
     static let perRound = 1_000_000
 
@@ -42,6 +43,9 @@ struct DurableCrashRounds {
                 return n >= killAt && requestCount() > round.requestsBefore
             }
             child.killAndReap()
+            // Uploads the child had sent are still in the vendor's sockets: counted once it has
+            // read them all (its connections to the dead child end).
+            #expect(eventually(timeout: 30) { openConnections() == 0 }, "the vendor read what the killed child sent")
             round.requestsAtKill = requestCount()
             round.accepted = child.accepted
             childErrors += child.errors
