@@ -22,8 +22,10 @@ enum PluginsCommand {
         "in-process" (the default) or "process"; for "process", "memory" is the runner's memory
         limit (--isolate-memory, as for `run`) and how it holds here (a memory cgroup, or RLIMIT_AS
         and why there is no cgroup), "allowed" what the settings' isolation.allow grants it beyond
-        its jail (network, files:PATH, read:PATH) and "jail" which jail mechanisms this kernel
-        provides (seccomp, Landlock and its ABI, pids cgroup; see docs/isolation.md).
+        its jail (network, files:PATH, read:PATH), "user" who its runner runs as (the host's uid;
+        when the host is root, --runner-user=UID[:GID], default 65534:65534, with no supplementary
+        groups) and "jail" which jail mechanisms this kernel provides (seccomp, Landlock and its
+        ABI, pids cgroup; see docs/isolation.md).
 
         Exit status: 0 all libraries load; 1 some were refused; 2 usage error or DIR unusable.
         """
@@ -38,7 +40,7 @@ enum PluginsCommand {
             let file = try HostSetup.readSettings(path: path)
             return Settings(file.object ?? [:])
         }
-        let scan = Scan(directory: dir, allowInsecure: opts.has("--allow-insecure-plugins"))
+        let scan = Scan(directory: dir, allowInsecure: opts.has("--allow-insecure-plugins"), user: isolation.runnerUser)
         func mode(_ info: NativeLibraryInfo) -> String { isolation.mode(for: info, settings: settings).rawValue }
         func allowed(_ info: NativeLibraryInfo) -> JailGrants {
             JailGrants(settings: settings?.integrations[info.key]?.objectValue ?? [:]).merged(with: isolation.grants[info.key])
@@ -68,6 +70,7 @@ enum PluginsCommand {
                     let grants = allowed(i)
                     o["allowed"] = .array((grants.network ? ["network"] : []) + grants.files.map { .string("files:" + $0) }
                                           + grants.read.map { .string("read:" + $0) })
+                    o["user"] = .string(isolation.runnerUser.summary)
                     o["jail"] = .array(JailMechanisms.summary.map(JSON.string))
                 }
                 return .object(o)
@@ -93,6 +96,7 @@ enum PluginsCommand {
                     """)
                 if mode(i) == IsolationMode.process.rawValue {
                     print("  allowed    \(e(allowed(i).summary))")
+                    print("  user       \(isolation.runnerUser.summary)")
                     for line in JailMechanisms.summary { print("  jail       \(line)") }
                 }
             }
@@ -110,9 +114,10 @@ enum PluginsCommand {
         var libraries: [NativeLibraryInfo]
         var problems: [PluginLoadError]
 
-        init(directory: String, allowInsecure: Bool) {
+        init(directory: String, allowInsecure: Bool, user: RunnerUser) {
             if let runner = PluginRunnerLocator.find() {
                 var scanner = IsolatedScanner(runner: runner, allowGroupOrOtherWritable: allowInsecure)
+                scanner.user = user
                 scanner.cacheFile = IsolatedScanner.defaultCacheFile()
                 let result = scanner.scan(directory: directory)
                 libraries = result.libraries

@@ -5,8 +5,10 @@
  * token of it: 2xx AH_OK, 429/5xx or no answer AH_ERR_RETRYABLE, other statuses AH_ERR_PERMANENT.
  * At most the host's max_in_flight uploads run at once: past it events stay held, and the next
  * upload starts from the `done` of one that ended.
- * Settings: {"url": "...", "batch": N, "timeout_ms": T (per upload, default 5000),
- *            "mode": "normal" | "never" | "twice" | "tokenless"}
+ * Settings: {"url": "...", "batch": N, "mode": "normal" | "never" | "twice" | "tokenless", "ack_ms": M,
+ *            "timeout_ms": T}
+ *   ack_ms     the upload's done callback takes M ms (on the host's thread) before it completes
+ *   timeout_ms each upload's timeout (default 5000)
  *   never      holds events and never uploads or completes (the host's timeout must act)
  *   twice      completes every token twice (the second must be refused)
  *   tokenless  answers AH_PENDING without taking a token
@@ -15,7 +17,9 @@
  * Log lines: "held max=<most events held at once>", "complete again=<status>",
  *            "complete after destroy=<status>", "uploaded n=<events> status=<http>". */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +47,7 @@ struct ah_instance {
     char url[512];
     char mode[16];
     size_t batch;
+    long ack_ms;
     pthread_mutex_t lock;
     held items[MAX_HELD];
     size_t count;
@@ -104,6 +109,10 @@ static void on_done(void *user, uint64_t id, const ah_http_response *r) {
     ah_instance *self = u->self;
     (void)id;
     char reason[300];
+    if (self->ack_ms > 0) {
+        struct timespec pause = { self->ack_ms / 1000, (self->ack_ms % 1000) * 1000000L };
+        while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {}
+    }
     if (r->outcome == AH_OK && r->status_code >= 200 && r->status_code < 300) {
         say(self, "uploaded n=%zu status=%d", u->count, (int)r->status_code);
         finish(self, u, AH_OK, "");
@@ -222,6 +231,8 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
     self->timeout_ms = number[0] && atoi(number) > 0 ? (uint32_t)atoi(number) : 5000;
     member(settings, len, "batch", number, sizeof number);
     self->batch = number[0] ? (size_t)atoi(number) : 10;
+    member(settings, len, "ack_ms", number, sizeof number);
+    self->ack_ms = number[0] ? atol(number) : 0;
     const ah_host_info *info = (const ah_host_info *)host->get_extension(host->ctx, AH_EXT_HOST_INFO);
     if (info) {
         say(self, "host=%s %s debug=%d error=%d", info->name, info->version, (int)info->log_enabled(host->ctx, AH_LOG_DEBUG),

@@ -51,3 +51,10 @@ protocol DurablyQueued: DestinationPlugin {
     /// nil: its events live in memory like any destination's.
     var durability: NativeDurability? { get }
 }
+
+/// A plugin of a destination's timeline that lets events through later (middleware that answers
+/// after returning): the destination's worker calls it back, in order with its other items, to
+/// hand on what is ready.
+protocol ReleasesLater: AnyObject, Sendable {
+    func releaseReady(on worker: DestinationWorker)
+}

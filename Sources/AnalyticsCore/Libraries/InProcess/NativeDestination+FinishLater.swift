@@ -19,8 +19,9 @@ struct ParkedEvent {
 /// worker, in the order the events first arrived (a `settle` item wakes an idle worker).
 ///
 /// Counting: an event that answered pending counts as delivered when it is handed over; if its
-/// answer is a failure it moves to dropped (and failed), if it times out to abandoned, so the
-/// totals are what a synchronous answer would have given.
+/// answer is a failure it is counted failed as well (as a synchronous failure is: a summary shows
+/// delivered − failed), if it times out it moves to abandoned, so the totals are what a
+/// synchronous answer would have given, and what process mode counts.
 extension NativeDestination {
     func executeAllowingPending(_ event: Event) -> Event? {
         settleArrived()
@@ -88,15 +89,23 @@ extension NativeDestination {
                 retries.append(p)
             default:
                 finish(p.ticket)
-                _ = reportFailure(p.event.type.rawValue, result, attempts: p.attempt, countsAsEvent: true)
-                recount(to: .dropped)
+                failedForGood(p.event.type.rawValue, result, attempts: p.attempt)
             }
         }
         guard !retries.isEmpty else { return }
         // One backoff for the round (a batch the vendor refused comes back as many answers at once),
         // then the events again, in the order they first arrived.
         Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: retries.map(\.attempt).min()!))
-        for p in retries where !deliverEvent(p.event, attempt: p.attempt + 1, ticket: p.ticket) { recount(to: .dropped) }
+        for p in retries where !deliverEvent(p.event, attempt: p.attempt + 1, ticket: p.ticket) && !integration.isCallable { countAbandoned() }
+    }
+
+    /// An event counted as delivered when it was handed over whose answer is a failure in the end:
+    /// reported and counted failed, as a synchronous failure is; abandoned if the host gave up on
+    /// the instance meanwhile (as the call in flight then is).
+    func failedForGood(_ what: String, _ result: NativeHookResult, attempts: Int) {
+        if !reportFailure(what, result, attempts: attempts, countsAsEvent: true), !integration.isCallable {
+            countAbandoned()
+        }
     }
 
     /// Waits for the answers of every parked event until `deadline`, acting on each.
@@ -121,7 +130,7 @@ extension NativeDestination {
             guard let p = parked.removeValue(forKey: token) else { continue }
             if crossOff { finish(p.ticket) }
             types.append(callName(for: p.event.type))
-            recount(to: .abandoned)
+            countAbandoned()
         }
         guard !types.isEmpty else { return }
         let what = types.count == 1 ? "1 call (\(types[0]))" : "\(types.count) calls (\(Set(types).sorted().joined(separator: ", ")))"
@@ -130,16 +139,10 @@ extension NativeDestination {
         integration.notice(Int32(AH_NOTICE_ABANDONED), text)
     }
 
-    /// An event counted as delivered when it was handed over ends otherwise.
-    func recount(to counter: PendingEnd) {
+    /// An event counted as delivered when it was handed over that the host gave up on instead.
+    func countAbandoned() {
         guard let stats = client.withLock({ $0.stats }) else { return }
         stats._delivered.wrappingSubtract(1, ordering: .relaxed)
-        switch counter {
-        case .dropped: stats._dropped.wrappingAdd(1, ordering: .relaxed)
-        case .abandoned: stats._abandoned.wrappingAdd(1, ordering: .relaxed)
-        }
+        stats._abandoned.wrappingAdd(1, ordering: .relaxed)
     }
 }
-
-/// How a pending event that was counted as delivered ended instead.
-enum PendingEnd { case dropped, abandoned }

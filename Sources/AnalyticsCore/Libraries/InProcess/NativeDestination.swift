@@ -24,22 +24,24 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
         var analytics = WeakAnalytics()
         var stats: DestinationStats?
     }
-    /// Touched on the worker only.
-    private var started = false
-    private var announcedStopping = false
+    /// Touched on the worker only, like every `var` below: `@exclusivity(unchecked)` spares each
+    /// event the runtime's access bookkeeping (a loaded destination reads or writes several of them
+    /// per event; the compiler still checks what it can see).
+    @exclusivity(unchecked) private var started = false
+    @exclusivity(unchecked) private var announcedStopping = false
     /// Whether a hook other than `flush` ran since the last successful flush (shutdown then
     /// flushes once more; otherwise the flush before STOPPING was the last word).
-    private var unflushed = false
+    @exclusivity(unchecked) private var unflushed = false
     /// The shutdown step in progress, for the report if it never returns.
     private let step = Locked<String?>(nil)
     /// Events whose hook answered pending (ABI 1.3), by token. Touched on the worker only.
-    var parked: [UInt64: ParkedEvent] = [:]
+    @exclusivity(unchecked) var parked: [UInt64: ParkedEvent] = [:]
     /// How long a call may stay pending (the client's hook timeout, set by `configure`).
-    var hookTimeout = 10.0
+    @exclusivity(unchecked) var hookTimeout = 10.0
     /// Events waiting for the library's batch hook (ABI 1.3 `AH_EXT_BATCH`), with their tickets
     /// when they come from a durable queue. Worker only.
-    var run: [Event] = []
-    var runTickets: [UInt64?] = []
+    @exclusivity(unchecked) var run = BatchRun()
+    @exclusivity(unchecked) var runTickets: [UInt64?] = []
     /// Whether its events wait on disk until finished (ABI 1.3 `AH_EXT_DURABLE`, or its settings).
     let durability: NativeDurability?
     /// The tickets of a durable queue's events (set by the worker before the first event).

@@ -177,6 +177,11 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
             $0.analytics = WeakAnalytics(analytics)
         }
         for problem in grants.problems { analytics.report(.plugin(name: info.key, message: problem + " (granted nothing)")) }
+        // A root host's runner is another user: what it is granted must be within that user's reach.
+        let user = analytics.configuration.isolation.runnerUser
+        let unreachable = grants.files.compactMap { path in user.problem(reaching: path, write: true).map { "files:\(path): \($0)" } }
+            + grants.read.compactMap { path in user.problem(reaching: path).map { "read:\(path): \($0)" } }
+        for problem in unreachable { analytics.report(.plugin(name: info.key, message: "isolation.allow " + problem)) }
         // The first process starts now, as an in-process library is created now: the timeline
         // plugins its `create` adds are in place before the client's first event. A failure is
         // handled when the first item needs the process (restart with backoff, or disabled).

@@ -41,11 +41,6 @@ package enum PluginRunner {
         private let lock = NSLock()
         private let waiters = Locked<[UInt32: Waiter]>([:])
         private let nextCall = Locked<UInt32>(1)
-        /// Runs the library's callbacks for replies that come later (`callLater`), one at a time:
-        /// on the global queue, callbacks that waited on a lock of the library (held by a hook
-        /// writing to the host) made libdispatch start thread after thread until the runner's
-        /// pids limit refused one, and libdispatch traps then (SIGILL).
-        private let callbacks = DispatchQueue(label: "analytics-plugin-runner.replies")
 
         final class Waiter: @unchecked Sendable {
             let done = DispatchSemaphore(value: 0)
@@ -129,7 +124,8 @@ package enum PluginRunner {
             let bytes = r.data()
             guard !r.failed, let waiter = waiters.withLock({ $0.removeValue(forKey: id) }) else { return }
             if let then = waiter.then {
-                callbacks.async { then(status, bytes) }
+                // Not the global pool: this process is jailed (SideQueue says why).
+                SideQueue.async("runner reply \(id)") { then(status, bytes) }
                 return
             }
             waiter.status = status
@@ -146,6 +142,8 @@ package enum PluginRunner {
         var instance: OpaquePointer?
         var table: HostTable?
         let errorBuffer = ErrorBuffer()
+        /// The batch hook's buffer for the texts of a call (the main thread makes every call).
+        let batchScratch = BatchScratch()
         private var destroyed = false
         /// The library's timeline plugins (AH_EXT_TIMELINE), called by the host through `plugin` frames.
         private let timeline: RunnerTimeline

@@ -197,7 +197,7 @@ extension PluginRunner.Server {
         var open = Array(events.indices)
         var attempt = 1
         while !open.isEmpty {
-            let results = batch.call(instance, open.map { events[$0] }, errorBuffer: errorBuffer)
+            let results = batch.call(instance, open.map { events[$0] }, errorBuffer: errorBuffer, scratch: batchScratch)
             var again: [Int] = []
             for (i, result) in zip(open, results) {
                 switch result {
