@@ -15,7 +15,8 @@ import Glibc
 ///                   (create's outcome), results (in item order, sent at the end of a batch and at
 ///                   least every millisecond while one runs, so the host always knows which item is
 ///                   being processed; an empty one while a retry waits), call (a host service the
-///                   library called; id 0: no reply), verdict (a plugin's answer to `process`)
+///                   library called; id 0: no reply), verdict (a plugin's answer to `process`),
+///                   settled and completed (ABI 1.3: final outcomes of calls that answered pending)
 enum IsolationWire {
     enum Kind: UInt8 {
         case start = 1, batch = 2, reply = 3, plugin = 4, signal = 5
