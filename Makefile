@@ -92,7 +92,7 @@ SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration PostHogIntegration Googl
 SWIFTC ?= $(dir $(shell command -v $(SWIFT)))swiftc
 SWIFT_BIN := .build/debug
 
-plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so $(PLUGINS_DIR)/libamplitude.so swift-plugins live-plugins
+plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so $(PLUGINS_DIR)/libamplitude.so $(PLUGINS_DIR)/libmixpanel.so swift-plugins live-plugins
 
 # LivePlugins (Plugins/Live): JavaScript plugins on JavaScriptCore. Built only where the Debian
 # package libjavascriptcoregtk-4.1-dev is installed (`.ci/run` installs it); everything else
@@ -155,6 +155,12 @@ AMPLITUDE_SOURCES := $(wildcard Plugins/Amplitude/*.c)
 $(PLUGINS_DIR)/libamplitude.so: $(AMPLITUDE_SOURCES) Plugins/Amplitude/amplitude.h include/analytics_plugin.h
 	@mkdir -p $(PLUGINS_DIR)
 	$(CC) -std=c99 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include -o $@ $(AMPLITUDE_SOURCES) -lm -pthread
+
+# Mixpanel (docs/vendors/mixpanel.md): C, like Amplitude; it sends through the host's HTTP client.
+MIXPANEL_SOURCES := $(wildcard Plugins/Mixpanel/*.c)
+$(PLUGINS_DIR)/libmixpanel.so: $(MIXPANEL_SOURCES) Plugins/Mixpanel/mixpanel.h include/analytics_plugin.h
+	@mkdir -p $(PLUGINS_DIR)
+	$(CC) -std=c99 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include -o $@ $(MIXPANEL_SOURCES) -pthread
 
 # The ABI header must stay plain C99 and valid C++ (it is compiled by both kinds of plugins).
 abi-check:
