@@ -95,7 +95,8 @@ static void base64(const char *in, size_t len, char *out, size_t cap) {
 
 /* The region's host: Segment's labels carry a flag ("EU 🇪🇺"), so the first two letters decide. */
 static int region_host(const char *region, char *host, size_t cap) {
-    if (!region[0] || strncmp(region, "US", 2) == 0) snprintf(host, cap, "https://api.mixpanel.com");
+    if (!region[0]) { snprintf(host, cap, "https://api.mixpanel.com"); return 0; }
+    if (strncmp(region, "US", 2) == 0) snprintf(host, cap, "https://api.mixpanel.com");
     else if (strncmp(region, "EU", 2) == 0) snprintf(host, cap, "https://api-eu.mixpanel.com");
     else if (strncmp(region, "IN", 2) == 0) snprintf(host, cap, "https://api-in.mixpanel.com");
     else return -1;
