@@ -73,3 +73,12 @@ func dumpThreads(_ label: String) {
     }
     FileHandle.standardError.write(Data("  threads after \(label) (cumulative):\n\(lines.joined(separator: "\n"))\n".utf8))
 }
+
+/// A benchmark's own sanity check (every event counted, nothing shed…). Unlike `precondition`, it
+/// says what failed in a release build, where a precondition's message is compiled out.
+func benchCheck(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String = "",
+                file: StaticString = #fileID, line: UInt = #line) {
+    if condition() { return }
+    FileHandle.standardError.write(Data("analytics-bench: check failed at \(file):\(line): \(message())\n".utf8))
+    exit(1)
+}

@@ -47,7 +47,7 @@ func filterBenchmark() -> (evaluationsPerSecond: Double, nanosecondsPerEvaluatio
         evaluations += 10_000
         elapsed = DispatchTime.now().uptimeNanoseconds - start
     } while elapsed < 1_000_000_000
-    precondition(kept == evaluations)
+    benchCheck(kept == evaluations)
     let cpu = threadCPUNanoseconds() - cpuStart
     lastFilterBenchmarkCPUNanosecondsPerEvaluation = Double(cpu) / Double(evaluations)
     let seconds = Double(elapsed) / 1e9

@@ -18,7 +18,7 @@ func isolationBenchmark(library: String, events n: Int, mode: IsolationMode) -> 
     config.isolation = IsolationConfiguration(allLibraries: mode)
     config.isolation.scanCacheFile = dir + "/scan.json"
     let analytics = Analytics(configuration: config)
-    precondition(analytics.isolatedLibraries.count == (mode == .process ? 1 : 0), "the runner was not found next to analytics-bench")
+    benchCheck(analytics.isolatedLibraries.count == (mode == .process ? 1 : 0), "the runner was not found next to analytics-bench")
     let properties: JSONObject = ["product_id": "p-123", "price": 19.99, "currency": "USD", "quantity": 2]
     for _ in 0..<1000 { analytics.track("Warm Up", properties: properties) }
     analytics.flush()
@@ -27,7 +27,7 @@ func isolationBenchmark(library: String, events n: Int, mode: IsolationMode) -> 
     analytics.flush()
     let elapsed = monotonicSeconds() - start
     let stats = analytics.timeline.stats(forKey: "Dest0")!
-    precondition(stats.delivered == n + 1000 && stats.failed == 0, "Dest0 got \(stats.delivered) of \(n + 1000)")
+    benchCheck(stats.delivered == n + 1000 && stats.failed == 0, "Dest0 got \(stats.delivered) of \(n + 1000)")
     analytics.shutdown()
     return Double(n) / elapsed
 }
@@ -47,7 +47,7 @@ func isolatedDestinationBenchmark(library: String, events n: Int, mode: Isolatio
     config.isolation.scanCacheFile = dir + "/scan.json"
     let analytics = Analytics(configuration: config)
     let destination = analytics.find(key: "Dest0")!
-    precondition((destination is ProcessDestination) == (mode == .process))
+    benchCheck((destination is ProcessDestination) == (mode == .process))
     var event = try! Event(payload: ["type": "track", "event": "Product Viewed", "anonymousId": "a", "messageId": "m-1",
                                      "properties": ["product_id": "p-123", "price": 19.99, "currency": "USD", "quantity": 2]])
     event.shareEncoding()
@@ -73,7 +73,7 @@ func restartBenchmark() -> Double {
     gcc.arguments = ["-std=c99", "-shared", "-fPIC", "-O2", "-I", "include", "-o", "\(dir)/plugins/libisolated.so", "Tests/Fixtures/isolated.c"]
     try! gcc.run()
     gcc.waitUntilExit()
-    precondition(gcc.terminationStatus == 0, "gcc failed building Tests/Fixtures/isolated.c (run from the package root)")
+    benchCheck(gcc.terminationStatus == 0, "gcc failed building Tests/Fixtures/isolated.c (run from the package root)")
     var config = Configuration(writeKey: "bench", storageDirectory: dir + "/state")
     config.defaultSettings = Settings(["integrations": ["Isolated": ["isolation": "process"]]])
     config.trackApplicationLifecycleEvents = false
@@ -96,7 +96,7 @@ func restartBenchmark() -> Double {
         best = min(best, (monotonicSeconds() - start) * 1000)
     }
     let stats = analytics.timeline.stats(forKey: "Isolated")!
-    precondition(stats.restarts == 5 && stats.failed == 5, "restarts \(stats.restarts), failed \(stats.failed)")
+    benchCheck(stats.restarts == 5 && stats.failed == 5, "restarts \(stats.restarts), failed \(stats.failed)")
     analytics.shutdown()
     return best
 }

@@ -1,33 +1,6 @@
 import AnalyticsCore
+import AnalyticsTestSupport
 import Foundation
-
-/// Analytics Live's two example event generators (trackScreens, trackAddToCart), as docs/signals.md shows them.
-let seedSignalGenerators = """
-    function processSignal(signal) {
-       trackScreens(signal)
-       trackAddToCart(signal)
-    }
-    function trackScreens(signal) {
-       if (signal.type === SignalType.Navigation && signal.data.action === NavigationAction.Entering) {
-           analytics.screen("Screen Viewed", null, { "screenName": signal.data.screen })
-       }
-    }
-    function trackAddToCart(signal) {
-       if (signal.type === SignalType.Interaction && signal.data.title === "Add To Cart") {
-           let properties = {}
-           const network = signals.find(signal, SignalType.Network, (s) => {
-               return (s.data.action === NetworkAction.Response && s.data.url.includes("product"))
-           })
-           if (network) {
-               properties.price = network.data.data.content.price
-               properties.currency = network.data.data.content.currency ?? "USD"
-               properties.productId = network.data.data.content.id
-               properties.productName = network.data.data.content.title
-           }
-           analytics.track("Add To Cart", properties)
-       }
-    }
-    """
 
 /// Signals per second from `emit` (the app's thread) through processSignal (JavaScriptCore) with
 /// the seed's two generators, on a mix of eight signals per product view: entering a screen
@@ -41,7 +14,7 @@ func signalsBenchmark(pluginsDirectory: String, signals n: Int)
     defer { try? FileManager.default.removeItem(atPath: dir) }
     try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     let bundle = dir + "/generators.js"
-    try! seedSignalGenerators.write(toFile: bundle, atomically: true, encoding: .utf8)
+    try! SeedSignalGenerators.source.write(toFile: bundle, atomically: true, encoding: .utf8)
     var config = Configuration(writeKey: "bench", storageDirectory: dir + "/storage")
     config.defaultSettings = Settings(["integrations": ["Dest0": [:]]])
     config.trackApplicationLifecycleEvents = false
@@ -85,7 +58,7 @@ func signalsBenchmark(pluginsDirectory: String, signals n: Int)
     let peak = currentPeakRSSMiB()
     let after = signals.stats
     let processed = after.delivered - before.delivered
-    precondition(processed == cycles * 8, "processSignal saw \(processed) of \(cycles * 8) signals")
+    benchCheck(processed == cycles * 8, "processSignal saw \(processed) of \(cycles * 8) signals")
     // Events the generators made are sent back: they run on the host's queue, possibly after the
     // flush above returned; wait (bounded) for the last of them.
     let expected = (cycles + 250) * 2
@@ -95,7 +68,7 @@ func signalsBenchmark(pluginsDirectory: String, signals n: Int)
         analytics.flush()
         made = analytics.timeline.stats(forKey: "Dest0")!.delivered
     }
-    precondition(made == expected, "the generators made \(made) events, expected \(expected)")
+    benchCheck(made == expected, "the generators made \(made) events, expected \(expected)")
     analytics.shutdown()
     return (Double(cycles * 8) / elapsed, made, peak, after.shedQueueFull + after.shedBeforeReady)
 }

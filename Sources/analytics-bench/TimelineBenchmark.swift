@@ -58,7 +58,7 @@ func timelineBenchmarkWithCPU(destinations k: Int, events n: Int, loadedFrom plu
     dumpThreads("timeline K=\(k)")
     for key in keys {
         let delivered = analytics.timeline.stats(forKey: key)!.delivered
-        precondition(delivered == n + 1000, "\(key) got \(delivered) of \(n + 1000)")
+        benchCheck(delivered == n + 1000, "\(key) got \(delivered) of \(n + 1000)")
     }
     analytics.shutdown()
     return (Double(n) / elapsed, elapsed / Double(n) * 1e6, cpu / Double(n) * 1e6)

@@ -25,7 +25,7 @@ func buildEnrichmentLibrary(replace: Bool) -> String {
         + ["-o", "\(dir)/libenrich.so", "Tests/Fixtures/enrich.c"]
     try! gcc.run()
     gcc.waitUntilExit()
-    precondition(gcc.terminationStatus == 0, "gcc failed building the enrichment plugin (run from the package root)")
+    benchCheck(gcc.terminationStatus == 0, "gcc failed building the enrichment plugin (run from the package root)")
     return dir
 }
 
@@ -54,7 +54,7 @@ func timelinePluginBenchmark(library: String? = nil, swift: Plugin? = nil, isola
         if let swift { config.plugins = [swift] }
         let analytics = Analytics(configuration: config)
         analytics.add(plugin: NoOpDestination(key: "Dest0"))
-        precondition(analytics.timeline.plugins(of: .enrichment).count == 1, "the enrichment plugin is missing")
+        benchCheck(analytics.timeline.plugins(of: .enrichment).count == 1, "the enrichment plugin is missing")
         let properties: JSONObject = ["product_id": "p-123", "price": 19.99, "currency": "USD", "quantity": 2]
         for _ in 0..<1000 { analytics.track("Warm Up", properties: properties) }
         analytics.flush()
@@ -64,7 +64,7 @@ func timelinePluginBenchmark(library: String? = nil, swift: Plugin? = nil, isola
         analytics.flush()
         let elapsed = monotonicSeconds() - start
         let cpu = processCPUSeconds() - cpuStart
-        precondition(analytics.timeline.stats(forKey: "Dest0")!.delivered == n + 1000)
+        benchCheck(analytics.timeline.stats(forKey: "Dest0")!.delivered == n + 1000)
         analytics.shutdown()
         if elapsed / Double(n) * 1e6 < best { best = elapsed / Double(n) * 1e6; bestCPU = cpu / Double(n) * 1e6 }
     }
@@ -89,14 +89,14 @@ func keepCallBenchmark(library: String) -> (nativeNs: Double, swiftNs: Double) {
     var event = try! Event(payload: ["type": "track", "event": "Benchmark", "anonymousId": "a",
                                      "properties": ["n": 1, "s": "some text"]])
     event.shareEncoding()
-    precondition(!event.serializedBytes.isEmpty)
+    benchCheck(!event.serializedBytes.isEmpty)
     func best(_ plugin: Plugin) -> Double {
         var best = Double.infinity
         for _ in 0..<3 {
             let start = monotonicSeconds()
             var kept = 0
             for _ in 0..<2_000_000 where plugin.execute(event) != nil { kept += 1 }
-            precondition(kept == 2_000_000)
+            benchCheck(kept == 2_000_000)
             best = min(best, (monotonicSeconds() - start) / 2_000_000 * 1e9)
         }
         return best

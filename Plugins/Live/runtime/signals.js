@@ -170,9 +170,26 @@
             if (Object.prototype.hasOwnProperty.call(s, "_maxBufferSize")) s._maxBufferSize = config.maximumBufferSize;
         }
     });
+    // Bundles written for the earlier shapes (the Analytics Live README's generators read a tap's
+    // `data.title` and a response's `data.data`) read the same values from a 3.x signal through
+    // aliases that are not enumerable: what a bundle forwards or stringifies stays the 3.x shape.
+    function aliasEarlierShape(signal) {
+        const d = signal !== null && typeof signal === "object" ? signal.data : undefined;
+        if (d === null || typeof d !== "object") return;
+        if (signal.type === SignalType.Interaction) {
+            const t = d.target;
+            if (t === null || typeof t !== "object") return;
+            for (const name of ["component", "title", "data"]) {
+                if (!(name in d)) Object.defineProperty(d, name, { value: t[name], writable: true, enumerable: false, configurable: true });
+            }
+        } else if (signal.type === SignalType.Network && !("data" in d) && "body" in d) {
+            Object.defineProperty(d, "data", { value: d.body, writable: true, enumerable: false, configurable: true });
+        }
+    }
     // One signal from the host: into the buffer of the `signals` in place (its `_add`, as the
     // mobile references call, else its `add`), then the bundle's processSignal.
     entry("__signalsReceive", function (signal) {
+        aliasEarlierShape(signal);
         const s = current();
         if (typeof s._add === "function") s._add(signal);
         else if (typeof s.add === "function") s.add(signal);

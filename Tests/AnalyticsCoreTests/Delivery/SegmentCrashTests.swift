@@ -60,14 +60,7 @@ import Testing
         // The restart: a client in this process on the same storage, uploading to a third server.
         let restartServer = try LoopbackHTTPServer()
         defer { restartServer.stop() }
-        let errors = ErrorLog()
-        var config = Configuration(writeKey: "crash-key", storageDirectory: storage)
-        config.trackApplicationLifecycleEvents = false
-        config.defaultSettings = Settings(["integrations": ["Segment.io": ["apiKey": "crash-key"]]])
-        config.settingsLocation = .defaultsOnly
-        config.segment.apiHost = "\(restartServer.baseURL)/v1"
-        config.errorHandler = errors.handler
-        let analytics = try Analytics.start(configuration: config)
+        let (analytics, errors) = try SegmentHarness.restarted(storage: storage, uploadingTo: restartServer)
         let segment = try #require(analytics.find(key: "Segment.io") as? SegmentDestination)
         // A bound, not a wait: drain returns as soon as the queue is empty (generous for a loaded CI).
         let drainStart = monotonicSeconds()

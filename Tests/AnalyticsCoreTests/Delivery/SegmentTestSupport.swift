@@ -46,3 +46,18 @@ struct SegmentHarness {
     var segment: SegmentDestination { analytics.find(key: "Segment.io") as! SegmentDestination }
     var stats: DestinationStats { analytics.timeline.stats(forKey: "Segment.io")! }
 }
+
+extension SegmentHarness {
+    /// A client started on the storage a SIGKILLed child left, uploading to `server`: every event
+    /// the children had accepted must arrive from here.
+    static func restarted(storage: String, uploadingTo server: LoopbackHTTPServer) throws -> (Analytics, ErrorLog) {
+        let errors = ErrorLog()
+        var config = Configuration(writeKey: "crash-key", storageDirectory: storage)
+        config.trackApplicationLifecycleEvents = false
+        config.defaultSettings = Settings(["integrations": ["Segment.io": ["apiKey": "crash-key"]]])
+        config.settingsLocation = .defaultsOnly
+        config.segment.apiHost = "\(server.baseURL)/v1"
+        config.errorHandler = errors.handler
+        return (try Analytics.start(configuration: config), errors)
+    }
+}

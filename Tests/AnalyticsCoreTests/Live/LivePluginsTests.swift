@@ -911,6 +911,18 @@ struct LivePluginsTests {
         #expect(try String(contentsOfFile: client.storage + "/plugins/LivePlugins/bundle.version", encoding: .utf8) == "2\n")
     }
 
+    /// After a refused replacement: events still run through bundle 1, which stays the cached
+    /// one, and no half-written download is left behind.
+    private func expectBundleOneStaysActive(_ client: LiveClient, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        client.analytics.track("Still One")
+        #expect(client.analytics.flush(), sourceLocation: sourceLocation)
+        #expect(client["Amplitude"].events.last?.properties["bundle"] == 1, sourceLocation: sourceLocation)
+        #expect(try String(contentsOfFile: client.storage + "/plugins/LivePlugins/bundle.version", encoding: .utf8) == "1\n",
+                sourceLocation: sourceLocation)
+        #expect(!FileManager.default.fileExists(atPath: client.storage + "/plugins/LivePlugins/bundle.js.download"),
+                sourceLocation: sourceLocation)
+    }
+
     @Test func aFailedOrBrokenDownloadKeepsTheLastGoodBundle() throws {
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
@@ -931,11 +943,7 @@ struct LivePluginsTests {
         #expect(client.observer.waitFor("bundle version 3 from"))
         #expect(client.observer.contains("/v3.js:4: ReferenceError"), "\(client.observer.logLines)")
 
-        client.analytics.track("Still One")
-        #expect(client.analytics.flush())
-        #expect(client["Amplitude"].events.last?.properties["bundle"] == 1)
-        #expect(try String(contentsOfFile: client.storage + "/plugins/LivePlugins/bundle.version", encoding: .utf8) == "1\n")
-        #expect(!FileManager.default.fileExists(atPath: client.storage + "/plugins/LivePlugins/bundle.js.download"))
+        try expectBundleOneStaysActive(client)
     }
 
     @Test func aSyntaxErrorInADownloadedReplacementKeepsThePreviousBundle() throws {
@@ -957,11 +965,7 @@ struct LivePluginsTests {
                 "\(client.observer.logLines)")
         #expect(client.observer.contains("keeping the active bundle"))
 
-        client.analytics.track("Still One")
-        #expect(client.analytics.flush())
-        #expect(client["Amplitude"].events.last?.properties["bundle"] == 1)
-        #expect(try String(contentsOfFile: client.storage + "/plugins/LivePlugins/bundle.version", encoding: .utf8) == "1\n")
-        #expect(!FileManager.default.fileExists(atPath: client.storage + "/plugins/LivePlugins/bundle.js.download"))
+        try expectBundleOneStaysActive(client)
     }
 
     @Test func theCachedBundleSurvivesARestartWithoutDownloadingAgain() throws {

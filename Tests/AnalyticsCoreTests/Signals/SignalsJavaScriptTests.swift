@@ -8,43 +8,7 @@ import Testing
 @Suite(.enabled(if: LiveLibrary.available, Comment(rawValue: LiveLibrary.missing ?? "")))
 struct SignalsJavaScriptTests {
     /// The Signals examples of the Analytics Live README, verbatim.
-    static let seedGenerators = """
-        function processSignal(signal) {
-           trackScreens(signal)
-           trackAddToCart(signal)
-        }
-
-        function trackScreens(signal) {
-           if (signal.type === SignalType.Navigation && signal.data.action === NavigationAction.Entering) {
-               analytics.screen("Screen Viewed", null, {
-                   "screenName": signal.data.screen
-               })
-           }
-        }
-
-        function trackAddToCart(signal) {
-           // Check for "Add To Cart" button tap
-           if (signal.type === SignalType.Interaction && signal.data.title === "Add To Cart") {
-               let properties = {}
-
-               // Look for recent product network response
-               const network = signals.find(signal, SignalType.Network, (s) => {
-                   return (s.data.action === NetworkAction.Response && s.data.url.includes("product"))
-               })
-
-               // Enrich event with product data
-               if (network) {
-                   properties.price = network.data.data.content.price
-                   properties.currency = network.data.data.content.currency ?? "USD"
-                   properties.productId = network.data.data.content.id
-                   properties.productName = network.data.data.content.title
-               }
-
-               // Send enriched track event
-               analytics.track("Add To Cart", properties)
-           }
-        }
-        """
+    static let seedGenerators = SeedSignalGenerators.source
 
     private func start(_ bundle: String, settings: JSONObject = [:], signals: (inout SignalsConfiguration) -> Void = { _ in }) throws -> LiveClient {
         try LiveClient.start(destinations: ["Amplitude"], settings: settings,
@@ -82,6 +46,35 @@ struct SignalsJavaScriptTests {
         // Made from signals: marked, and not turned back into signals.
         for e in events { #expect(e.context["__eventOrigin"]?["type"]?.stringValue == SignalsOrigin.type) }
         #expect(signals.stats.loopGuarded == 2 && signals.stats.instrumented == 0)
+        #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
+    }
+
+    /// The README's generators against what an app emits today (typed signals, 3.x shapes:
+    /// `data.target.title`, `data.body`): they read the earlier names through aliases, and what a
+    /// bundle stringifies is still the 3.x shape.
+    @Test func seedGeneratorsReadTypedSignalsOfTodaysShape() throws {
+        let bundle = Self.seedGenerators + """
+
+            var shapes = []
+            const seedProcess = processSignal
+            processSignal = function (signal) {
+                if (signal.type === SignalType.Interaction) shapes.push(JSON.stringify(signal.data))
+                seedProcess(signal)
+                if (signal.type === SignalType.Interaction) analytics.track("shape", { json: shapes[shapes.length - 1] })
+            }
+            """
+        let client = try start(bundle)
+        defer { client.analytics.shutdown() }
+        let signals = try #require(client.analytics.signals)
+        signals.emit(NetworkSignal(action: .response, url: "https://shop.example/api/product/7",
+                                   body: ["content": ["id": "7", "title": "Tea", "price": 4.5]], status: 200))
+        signals.emit(InteractionSignal(component: "button", title: "Add To Cart"))
+        settle(client)
+
+        let events = client["Amplitude"].events
+        #expect(events.map { $0.event ?? "" } == ["Add To Cart", "shape"])
+        #expect(events.first?.properties == ["price": 4.5, "currency": "USD", "productId": "7", "productName": "Tea"])
+        #expect(events.last?.properties["json"] == #"{"target":{"component":"button","title":"Add To Cart"}}"#)
         #expect(client.observer.errors.isEmpty, "\(client.observer.errorMessages)")
     }
 
