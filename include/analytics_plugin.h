@@ -775,7 +775,8 @@ typedef struct ah_http_response {
 /* Receives the answer to one request: called exactly once per request that `start` accepted, on
  * a host thread (never from inside `start`, never concurrently with itself for one request;
  * different requests may complete concurrently), at the latest before the instance's `destroy`
- * is called: requests still running then complete with AH_ERR_RETRYABLE "cancelled" first.
+ * is called: requests still running then complete with AH_ERR_RETRYABLE "cancelled" first, and
+ * `destroy` comes only after every `done` has returned (so it may free what `done` uses).
  * `user` is the value given to `start`. It may start another request. */
 typedef void (*ah_http_done_fn)(void *AH_NULLABLE user, uint64_t request_id,
                                 const ah_http_response *AH_NONNULL response);
