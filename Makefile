@@ -92,6 +92,9 @@ fuzz:
 # entry function is exported (a linker flag kept out of Package.swift: a package with unsafe flags
 # cannot be a dependency of another package).
 SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration PostHogIntegration GoogleAnalytics4Integration
+# Swift test fixtures, linked the same way into build/fixtures (never installed).
+SWIFT_FIXTURES := LaterFixtureIntegration
+FIXTURES_DIR := $(BUILD_DIR)/fixtures
 SWIFTC ?= $(dir $(shell command -v $(SWIFT)))swiftc
 SWIFT_BIN := .build/debug
 
@@ -123,6 +126,13 @@ swift-plugins:
 	@set -e; for product in $(SWIFT_PLUGINS); do \
 		$(SWIFT) build --product $$product; \
 		$(SWIFTC) -emit-library -module-name $$product -o $(PLUGINS_DIR)/lib$$product.so -g \
+			-L $(SWIFT_BIN) @$(SWIFT_BIN)/$$product.product/Objects.LinkFileList \
+			-Xlinker --version-script=Plugins/swift-plugin.exports; \
+	done
+	@mkdir -p $(FIXTURES_DIR)
+	@set -e; for product in $(SWIFT_FIXTURES); do \
+		$(SWIFT) build --product $$product; \
+		$(SWIFTC) -emit-library -module-name $$product -o $(FIXTURES_DIR)/lib$$product.so -g \
 			-L $(SWIFT_BIN) @$(SWIFT_BIN)/$$product.product/Objects.LinkFileList \
 			-Xlinker --version-script=Plugins/swift-plugin.exports; \
 	done

@@ -4,14 +4,18 @@
 //
 // The Measurement Protocol answers 2xx even for events it drops, so this library checks GA4's
 // rules itself (names, reserved names, parameter counts and lengths) and refuses, with a reason,
-// what GA4 would silently drop. Each call is sent on its own and answered when GA4 answered.
+// what GA4 would silently drop. With a host that offers finish-later and its HTTP requests (ABI
+// 1.3) events are batched across calls (GA4Uploads) and each call is answered when GA4 answered
+// the request that carried it; with an older host each call is sent on its own and answered when
+// GA4 answered.
 
 import AnalyticsIntegration
 import Foundation
 
-public final class GoogleAnalytics4: Integration, EventHooks, ResetHook, SettingsHook {
+public final class GoogleAnalytics4: Integration, EventLaterHooks, ResetHook, SettingsHook, FlushHook, @unchecked Sendable {
+    // @unchecked: hooks run one at a time (the host's rule); `uploads` guards its own state.
     public static let key = "Google Analytics 4"
-    public static let version = "1.0.0"
+    public static let version = "1.1.0"
 
     struct Configuration: Equatable {
         var url: URL
@@ -43,27 +47,39 @@ public final class GoogleAnalytics4: Integration, EventHooks, ResetHook, Setting
 
     private let host: IntegrationHost
     private var configuration: Configuration
-    private let client = HTTPClient()
+    /// Its own HTTP client, only for a host without one to lend (the client starts threads).
+    private lazy var client = HTTPClient()
+    /// Batches through the host's HTTP client; nil with a host that has none.
+    private let uploads: GA4Uploads?
     /// The user's traits from identify, sent as user_properties with every later event.
     private var userProperties: JSONObject = [:]
 
     public init(settings: JSONObject, host: IntegrationHost) throws {
-        configuration = try Configuration(settings: settings)
+        let configuration = try Configuration(settings: settings)
+        self.configuration = configuration
         self.host = host
+        uploads = host.http.map { GA4Uploads(http: $0, url: configuration.url, timeout: configuration.timeoutSeconds, maxPending: host.maxPending) }
     }
 
-    public func track(_ event: TrackEvent) throws { try send(event.raw) }
-    public func screen(_ event: ScreenEvent) throws { try send(event.raw) }
-    public func group(_ event: GroupEvent) throws { try send(event.raw) }
+    public func track(_ event: TrackEvent, completion: Completion) throws { try send(event.raw, completion) }
+    public func screen(_ event: ScreenEvent, completion: Completion) throws { try send(event.raw, completion) }
+    public func group(_ event: GroupEvent, completion: Completion) throws { try send(event.raw, completion) }
     /// GA4 has no alias: a documented no-op.
-    public func alias(_ event: AliasEvent) throws {}
+    public func alias(_ event: AliasEvent, completion: Completion) throws { completion.succeed() }
     /// Identify sends nothing by itself (a Measurement Protocol request needs an event): its
     /// traits become the user_properties of the user's next events.
-    public func identify(_ event: IdentifyEvent) throws { userProperties.merge(GA4Mapping.userProperties(event.traits)) }
+    public func identify(_ event: IdentifyEvent, completion: Completion) throws {
+        userProperties.merge(GA4Mapping.userProperties(event.traits))
+        completion.succeed()
+    }
     public func reset() throws { userProperties = [:] }
+
+    /// Sends what is held; the host's flush then waits for GA4's answers.
+    public func flush() throws { uploads?.flush() }
 
     public func update(settings: JSONObject, type: UpdateType) throws {
         configuration = try Configuration(settings: settings)
+        uploads?.configure(url: configuration.url, timeout: configuration.timeoutSeconds)
     }
 
     /// The request body for one call.
@@ -89,14 +105,24 @@ public final class GoogleAnalytics4: Integration, EventHooks, ResetHook, Setting
         return body
     }
 
-    private func send(_ event: Event) throws {
+    private func send(_ event: Event, _ completion: Completion) throws {
         let body: JSONObject
         do {
-            guard let ga4Event = try GA4Mapping.event(event) else { return }
+            guard let ga4Event = try GA4Mapping.event(event) else { completion.succeed(); return }
             body = try Self.body(event, ga4Event: ga4Event, userProperties: userProperties, appStream: configuration.appStream)
         } catch {
             throw IntegrationError.permanent(error.reason)
         }
+        if let uploads {
+            uploads.hold(body, completion, now: !completion.mayFinishLater)
+            return
+        }
+        try post(body)
+        completion.succeed()
+    }
+
+    /// One call's request through AnalyticsCore's HTTP client (a host older than ABI 1.3).
+    private func post(_ body: JSONObject) throws {
         let request = HTTPRequest(method: "POST", url: configuration.url, headers: [("Content-Type", "application/json")],
                                   body: body.serializedBytes(), timeout: configuration.timeoutSeconds)
         switch client.send(request) {

@@ -3,61 +3,78 @@
 // to `{postHogInstance or apiHost}/batch/` (see PostHogDelivery). docs/vendors/posthog.md has the
 // settings, the mapping table and the limits.
 //
-// Delivery is per call for now: each hook returns only once PostHog acknowledged the event (or
-// refused it for good), so an event the hook answered OK for is at PostHog and nothing sits in
-// memory. The batching sender is ready for the ABI's batch hook and finish-later.
+// With a host that offers finish-later and its HTTP requests (ABI 1.3), events are batched across
+// calls and each call is answered when PostHog acknowledged the request that carried its event
+// (PostHogUploads): the library needs no HTTP client of its own, and in process mode no network
+// grant. With an older host each call sends its own request (PostHogDelivery) and returns when
+// PostHog answered.
 
 import AnalyticsIntegration
 import Foundation
 
-public final class PostHog: Integration, EventHooks, ResetHook, SettingsHook {
+public final class PostHog: Integration, EventLaterHooks, ResetHook, SettingsHook, FlushHook, @unchecked Sendable {
+    // @unchecked: hooks run one at a time (the host's rule); `uploads` guards its own state.
     public static let key = "PostHog"
-    public static let version = "1.0.0"
+    public static let version = "1.1.0"
 
     private let host: IntegrationHost
     private let delivery: PostHogDelivery
+    /// Batches through the host's HTTP client; nil with a host that has none.
+    private let uploads: PostHogUploads?
     /// The current user's group memberships (`$groups`: group type → key), from group calls.
     private var groups: JSONObject = [:]
 
     public init(settings: JSONObject, host: IntegrationHost) throws {
         let configuration = try PostHogConfiguration(settings: settings)
         self.host = host
-        delivery = PostHogDelivery(configuration: configuration,
-                                   transport: PostHogDelivery.urlSessionTransport(timeout: configuration.timeoutSeconds),
+        uploads = host.http.map { PostHogUploads(http: $0, configuration: configuration, maxPending: host.maxPending) }
+        // Its own HTTP client only for a host without one to lend (the client starts threads).
+        var transport: PostHogDelivery.Transport = { _, _, _ in .failed("not used: requests go through the host") }
+        if uploads == nil { transport = PostHogDelivery.urlSessionTransport(timeout: configuration.timeoutSeconds) }
+        delivery = PostHogDelivery(configuration: configuration, transport: transport,
                                    wait: { seconds in Thread.sleep(forTimeInterval: seconds) })
-        host.debug("PostHog: sending to \(configuration.batchURL.absoluteString)")
+        host.debug("PostHog: sending to \(configuration.batchURL.absoluteString)\(uploads == nil ? " with its own HTTP client" : " through the host")")
     }
 
-    public func track(_ event: TrackEvent) throws { try send(event.raw) }
-    public func identify(_ event: IdentifyEvent) throws { try send(event.raw) }
-    public func screen(_ event: ScreenEvent) throws { try send(event.raw) }
-    public func alias(_ event: AliasEvent) throws { try send(event.raw) }
+    public func track(_ event: TrackEvent, completion: Completion) throws { try send(event.raw, completion) }
+    public func identify(_ event: IdentifyEvent, completion: Completion) throws { try send(event.raw, completion) }
+    public func screen(_ event: ScreenEvent, completion: Completion) throws { try send(event.raw, completion) }
+    public func alias(_ event: AliasEvent, completion: Completion) throws { try send(event.raw, completion) }
 
-    public func group(_ event: GroupEvent) throws {
-        try send(event.raw)
+    public func group(_ event: GroupEvent, completion: Completion) throws {
+        try send(event.raw, completion)
         groups[delivery.configuration.groupType] = .string(event.groupId)
     }
+
+    /// Uploads what is held; the host's flush then waits for PostHog's answers.
+    public func flush() throws { uploads?.flush() }
 
     public func reset() throws { groups = [:] }
 
     public func update(settings: JSONObject, type: UpdateType) throws {
         do {
-            delivery.configuration = try PostHogConfiguration(settings: settings)
+            let configuration = try PostHogConfiguration(settings: settings)
+            delivery.configuration = configuration
+            uploads?.configure(configuration)
         } catch {
             host.warn("PostHog: new settings refused, keeping the previous ones: \(error)")
             throw error
         }
     }
 
-    private func send(_ event: Event) throws {
+    private func send(_ event: Event, _ completion: Completion) throws {
         let capture: JSONObject
         do {
             capture = try PostHogMapping.capture(event, groupType: delivery.configuration.groupType, groups: groups)
         } catch {
             throw IntegrationError.permanent(error.reason)
         }
+        if let uploads {
+            try uploads.hold(capture, completion, now: !completion.mayFinishLater)
+            return
+        }
         switch delivery.deliver([capture])[0] {
-        case .delivered: return
+        case .delivered: completion.succeed()
         case .refused(let reason): throw IntegrationError.permanent(reason)
         case .retryLater(let reason): throw IntegrationError.retryable(reason)
         }

@@ -30,11 +30,11 @@ enum ExportedTables {
             let hooks = UnsafeMutablePointer<ah_hooks>.allocate(capacity: 1)
             hooks.initialize(to: ah_hooks(
                 size: UInt32(MemoryLayout<ah_hooks>.size),
-                identify: T.self is any IdentifyHook.Type ? hookIdentify : nil,
-                track: T.self is any TrackHook.Type ? hookTrack : nil,
-                screen: T.self is any ScreenHook.Type ? hookScreen : nil,
-                group: T.self is any GroupHook.Type ? hookGroup : nil,
-                alias: T.self is any AliasHook.Type ? hookAlias : nil,
+                identify: T.self is any IdentifyLaterHook.Type ? hookIdentifyLater : T.self is any IdentifyHook.Type ? hookIdentify : nil,
+                track: T.self is any TrackLaterHook.Type ? hookTrackLater : T.self is any TrackHook.Type ? hookTrack : nil,
+                screen: T.self is any ScreenLaterHook.Type ? hookScreenLater : T.self is any ScreenHook.Type ? hookScreen : nil,
+                group: T.self is any GroupLaterHook.Type ? hookGroupLater : T.self is any GroupHook.Type ? hookGroup : nil,
+                alias: T.self is any AliasLaterHook.Type ? hookAliasLater : T.self is any AliasHook.Type ? hookAlias : nil,
                 reset: T.self is any ResetHook.Type ? hookReset : nil,
                 flush: T.self is any FlushHook.Type ? hookFlush : nil,
                 update: T.self is any SettingsHook.Type ? hookUpdate : nil,
@@ -50,7 +50,7 @@ enum ExportedTables {
                 toolchain: permanentCString(SwiftToolchain.current),
                 create: hookCreate,
                 hooks: hooks,
-                get_extension: nil))
+                get_extension: T.self is any NoticesHook.Type ? libraryExtension : nil))
             state.type = T.self
             state.integration = UnsafePointer(integration)
             return .success(UnsafePointer(integration))
@@ -74,4 +74,27 @@ enum ExportedTables {
         buffer[utf8.count] = 0
         return UnsafePointer(buffer)
     }
+}
+
+/// The capability tables the library offers (`ah_integration.get_extension`): `AH_EXT_NOTICES`
+/// for an integration that conforms to ``NoticesHook``.
+private func libraryExtension(_ id: UnsafePointer<CChar>) -> UnsafeRawPointer? {
+    String(cString: id) == AH_EXT_NOTICES ? UnsafeRawPointer(noticesTable) : nil
+}
+
+nonisolated(unsafe) private let noticesTable: UnsafePointer<ah_notices> = {
+    let table = UnsafeMutablePointer<ah_notices>.allocate(capacity: 1)
+    table.initialize(to: ah_notices(size: UInt32(MemoryLayout<ah_notices>.size), notice: hookNotice))
+    return UnsafePointer(table)
+}()
+
+private func hookNotice(_ self_: OpaquePointer, _ kind: Int32, _ text: UnsafePointer<CChar>, _ length: Int) {
+    let message = String(decoding: UnsafeRawBufferPointer(start: text, count: max(0, length)), as: UTF8.self)
+    let notice: HostNotice
+    switch kind {
+    case Int32(AH_NOTICE_ABANDONED): notice = .abandoned(message)
+    case Int32(AH_NOTICE_REFUSED): notice = .refused(message)
+    default: notice = .other(kind: kind, message)
+    }
+    IntegrationInstance.from(self_).notices?.notice(notice)
 }

@@ -51,7 +51,9 @@ func hookCreate(_ host: UnsafePointer<ah_host>, _ settings: UnsafePointer<CChar>
     var instance: OpaquePointer?
     let status = HookCalls.run(err, errCapacity) {
         let object = try HookCalls.object(settings, settingsLength, what: "the settings of \(type.key)")
-        let wrapped = IntegrationHost(host)
+        let finishesLater = type is any TrackLaterHook.Type || type is any IdentifyLaterHook.Type || type is any ScreenLaterHook.Type
+            || type is any GroupLaterHook.Type || type is any AliasLaterHook.Type
+        let wrapped = IntegrationHost(host, finishesLater: finishesLater)
         instance = IntegrationInstance(integration: try type.init(settings: object, host: wrapped), host: wrapped).opaque
     }
     return status == ah_status(AH_OK) ? instance : nil

@@ -10,7 +10,40 @@ public struct IntegrationHost: @unchecked Sendable {
     // thread-safe until the instance ends.
     private let table: UnsafePointer<ah_host>
 
-    init(_ table: UnsafePointer<ah_host>) { self.table = table }
+    /// `AH_EXT_FINISH_LATER`, when the host offers it (ABI 1.3).
+    let finishLater: FinishLaterTable?
+    /// The host's HTTP client for uploads (ABI 1.3 `AH_EXT_HTTP_REQUESTS`), when it offers one.
+    public let http: HostHTTP?
+
+    /// `finishesLater`: the integration has hooks in their completion form. Only then is
+    /// `AH_EXT_FINISH_LATER` looked up: the host arms a token for every event call of a library
+    /// that did.
+    init(_ table: UnsafePointer<ah_host>, finishesLater: Bool = false) {
+        self.table = table
+        let host = table.pointee
+        let getExtension = MemoryLayout<ah_host>.offset(of: \ah_host.get_extension)!
+        guard Int(host.size) >= getExtension + MemoryLayout<UnsafeRawPointer>.size else {
+            finishLater = nil
+            http = nil
+            return
+        }
+        if finishesLater, let raw = host.get_extension(host.ctx, AH_EXT_FINISH_LATER),
+           raw.load(as: UInt32.self) >= UInt32(MemoryLayout<ah_host_finish_later>.size) {
+            finishLater = FinishLaterTable(table: raw.assumingMemoryBound(to: ah_host_finish_later.self), ctx: host.ctx)
+        } else {
+            finishLater = nil
+        }
+        if let raw = host.get_extension(host.ctx, AH_EXT_HTTP_REQUESTS),
+           raw.load(as: UInt32.self) >= UInt32(MemoryLayout<ah_host_http_requests>.size) {
+            http = HostHTTP(table: raw.assumingMemoryBound(to: ah_host_http_requests.self), ctx: host.ctx)
+        } else {
+            http = nil
+        }
+    }
+
+    /// How many calls of this instance may be pending at once (hooks in their completion form);
+    /// nil when the host cannot finish calls later (then each hook waits for its answer).
+    public var maxPending: Int? { finishLater?.maxPending }
 
     /// The ABI version the host speaks.
     public var abiVersion: ABIVersion { ABIVersion(raw: table.pointee.abi_version) }

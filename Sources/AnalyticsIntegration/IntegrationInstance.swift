@@ -17,6 +17,12 @@ final class IntegrationInstance {
     let flush: (any FlushHook)?
     let settings: (any SettingsHook)?
     let lifecycle: (any LifecycleHook)?
+    let trackLater: (any TrackLaterHook)?
+    let identifyLater: (any IdentifyLaterHook)?
+    let screenLater: (any ScreenLaterHook)?
+    let groupLater: (any GroupLaterHook)?
+    let aliasLater: (any AliasLaterHook)?
+    let notices: (any NoticesHook)?
 
     init(integration: any Integration, host: IntegrationHost) {
         self.integration = integration
@@ -30,6 +36,12 @@ final class IntegrationInstance {
         flush = integration as? any FlushHook
         settings = integration as? any SettingsHook
         lifecycle = integration as? any LifecycleHook
+        trackLater = integration as? any TrackLaterHook
+        identifyLater = integration as? any IdentifyLaterHook
+        screenLater = integration as? any ScreenLaterHook
+        groupLater = integration as? any GroupLaterHook
+        aliasLater = integration as? any AliasLaterHook
+        notices = integration as? any NoticesHook
     }
 
     var opaque: OpaquePointer { OpaquePointer(Unmanaged.passRetained(self).toOpaque()) }

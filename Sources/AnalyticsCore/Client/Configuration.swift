@@ -60,6 +60,9 @@ public struct Configuration: Sendable {
     /// call then (a hung library hook) is abandoned: its undelivered events are counted as
     /// abandoned and reported with the call and event, and it is never destroyed.
     public var hookTimeout: Double = 10
+    /// How long a middleware that answers later (`next.later()`) may take to call `next`, in
+    /// seconds; past it the event is dropped and reported. nil: `hookTimeout`.
+    public var middlewareTimeout: Double? = nil
     /// Add the built-in Segment.io destination (uploads to the tracking API) when the settings
     /// name it. Off: only the destinations given here and loaded from libraries exist.
     public var autoAddSegmentDestination = true

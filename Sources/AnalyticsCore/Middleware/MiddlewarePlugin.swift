@@ -1,57 +1,155 @@
+import Foundation
+import Synchronization
+
 /// A middleware chain running as a plugin: source middleware sits at the start of the client's
 /// timeline, destination middleware at the start of one destination's timeline. The chain is
 /// fixed when the plugin is made.
-public final class MiddlewarePlugin: Plugin, ControlGate {
+///
+/// A middleware that answers at once costs what it always did. One that answers later
+/// (`next.later()`) takes the event off the caller's thread: the rest of the timeline sees it
+/// when `next` is called (on a queue of this chain for source middleware, on the destination's
+/// worker for destination middleware), and events leave the chain in the order they entered it,
+/// as one analytics-ios chain keeps them.
+public final class MiddlewarePlugin: EventPlugin, ControlGate, @unchecked Sendable {
     public let type: PluginType
     public let chain: [Middleware]
     /// The destination this chain belongs to, or nil for source middleware.
     public let destinationKey: String?
-    private let client = Locked<WeakAnalytics>(WeakAnalytics())
+    let client = Locked<WeakAnalytics>(WeakAnalytics())
+    /// How long a deferred answer may take; nil: the client's `middlewareTimeout` or `hookTimeout`.
+    private let givenTimeout: Double?
+    /// Tickets handed out and not yet released: 0 means no event waits and the fast path holds.
+    let backlog = Atomic<Int>(0)
+    let order = Locked(Order())
+    /// Where deferred answers continue, deadlines fire and source events are released, in order.
+    let queue: DispatchQueue
+    let settled = NSCondition()
+    static let queueKey = DispatchSpecificKey<Void>()
 
-    public init(_ chain: [Middleware], destinationKey: String? = nil, type: PluginType = .before) {
+    public init(_ chain: [Middleware], destinationKey: String? = nil, type: PluginType = .before, timeout: Double? = nil) {
         self.chain = chain
         self.destinationKey = destinationKey
         self.type = type
+        self.givenTimeout = timeout
+        queue = DispatchQueue(label: destinationKey.map { "middleware \($0)" } ?? "source middleware")
+        queue.setSpecific(key: Self.queueKey, value: ())
     }
 
     public func configure(analytics: Analytics) { client.withLock { $0.value = analytics } }
 
+    var analytics: Analytics? { client.withLock { $0.value } }
+
+    /// Seconds a deferred answer may take.
+    var timeout: Double {
+        if let givenTimeout { return givenTimeout }
+        guard let configuration = analytics?.configuration else { return 10 }
+        return configuration.middlewareTimeout ?? configuration.hookTimeout
+    }
+
     public func execute(_ event: Event) -> Event? {
-        guard let out = run(MiddlewareContext(payload: event)) else { return nil }
+        switch run(MiddlewareContext(payload: event), from: 0) {
+        case .passed(let out):
+            let payload = Self.payload(of: out)
+            // Earlier events still wait: this one goes behind them.
+            if backlog.load(ordering: .acquiring) == 0 { return payload }
+            enqueueAnswered(payload)
+            return nil
+        case .dropped:
+            return nil
+        case .deferred(let step):
+            park(step)
+            return nil
+        }
+    }
+
+    /// The event a context that passed the chain stands for: identity changes made on the
+    /// context land in the payload.
+    static func payload(of out: MiddlewareContext) -> Event? {
         guard var payload = out.payload else { return nil }
-        // Identity changes made on the context land in the payload.
         if out.userId != payload.userId { payload.userId = out.userId }
         if out.anonymousId != payload.anonymousId { payload.anonymousId = out.anonymousId }
         return payload
     }
 
     func allows(_ control: ControlCall) -> Bool {
-        let analytics = client.withLock { $0.value }
-        let context = MiddlewareContext(control: control == .reset ? .reset : .flush,
+        let analytics = analytics
+        var context = MiddlewareContext(control: control == .reset ? .reset : .flush,
                                         userId: analytics?.userId, anonymousId: analytics?.anonymousId)
-        return run(context) != nil
-    }
-
-    /// Runs the chain from `index`; nil when some middleware did not call `next`.
-    func run(_ context: MiddlewareContext, from index: Int = 0) -> MiddlewareContext? {
-        if index == chain.count { return context }
-        var result: MiddlewareContext?
-        var called = false
-        chain[index](context) { next in
-            guard !called else { return }  // a second call to next is ignored
-            called = true
-            result = run(next, from: index + 1)
+        var index = 0
+        // A middleware that answers a reset or flush later makes its caller wait, within the deadline.
+        while true {
+            switch run(context, from: index, control: true) {
+            case .passed: return true
+            case .dropped: return false
+            case .deferred(let step):
+                switch step.waitForAnswer(until: monotonicSeconds() + timeout) {
+                case .pass(let next)?:
+                    context = next
+                    index = step.index + 1
+                case .drop?:
+                    return false
+                case nil:
+                    reportExpired(step)
+                    return false
+                }
+            }
         }
-        return result
     }
+
+    enum ChainOutcome { case passed(MiddlewareContext), dropped, deferred(MiddlewareStep) }
+
+    /// Runs the chain from `index` until it ends, a middleware drops the call, or one answers later.
+    func run(_ context: MiddlewareContext, from index: Int, control: Bool = false) -> ChainOutcome {
+        var current = context
+        var i = index
+        while i < chain.count {
+            let step = MiddlewareStep(plugin: self, index: i, what: Self.describe(current), control: control)
+            chain[i](current, MiddlewareNext(step: step))
+            switch step.returned() {
+            case .answered(.pass(let next)):
+                current = next
+                i += 1
+            case .answered(.drop), .unanswered:
+                return .dropped
+            case .deferred:
+                return .deferred(step)
+            }
+        }
+        return .passed(current)
+    }
+
+    /// "track event m-1", "flush".
+    static func describe(_ context: MiddlewareContext) -> String {
+        switch context.eventType {
+        case .event(let type): return "\(type.rawValue) event \(context.payload?.messageId ?? "(no messageId)")"
+        case .reset: return "reset"
+        case .flush: return "flush"
+        }
+    }
+
+    /// "source middleware 2 of 3", "destination middleware 1 of 1 of \"Amplitude\"".
+    func name(of step: MiddlewareStep) -> String {
+        let position = "\(step.index + 1) of \(chain.count)"
+        guard let destinationKey else { return "source middleware \(position)" }
+        return "destination middleware \(position) of \"\(destinationKey)\""
+    }
+
+    func reportMisuse(_ step: MiddlewareStep, _ text: String) {
+        report("\(name(of: step)) \(text) (\(step.what))")
+    }
+
+    func reportExpired(_ step: MiddlewareStep) {
+        report("\(name(of: step)) did not call next within \(timeout) s for \(step.what); dropped")
+    }
+
+    func report(_ message: String) {
+        let plugin = destinationKey ?? "middleware"
+        analytics?.report(.plugin(name: plugin, message: message))
+    }
+
+    // MARK: Flush, reset, shutdown: what waits in the chain goes on first
+
+    public func flush() { settle(waitingForRelease: true) }
+    public func reset() { settle(waitingForRelease: true) }
+    public func shutdown() { settle(waitingForRelease: true) }
 }
-
-/// Block middleware, as in analytics-ios: look at the context, then call `next` with it (or a
-/// modified copy) to let it through. Not calling `next` drops the call — for a destination
-/// middleware, for that destination only.
-///
-/// `next` must be called before the middleware returns; the chain runs on the timeline, in line.
-public typealias Middleware = @Sendable (_ context: MiddlewareContext, _ next: (MiddlewareContext) -> Void) -> Void
-
-/// Builds a middleware from a closure; reads like analytics-ios's `BlockMiddleware`.
-public func BlockMiddleware(_ block: @escaping Middleware) -> Middleware { block }

@@ -43,3 +43,10 @@ protocol StopsWithProducers: Plugin {}
 /// A plugin that only keeps or drops events (a destination filter): a timeline holding nothing
 /// else cannot change an event, so a destination that would ignore the event may be skipped.
 protocol KeepsOrDropsOnly: Plugin {}
+
+/// A plugin of a destination's timeline that lets events through later (middleware that answers
+/// after returning): the destination's worker calls it back, in order with its other items, to
+/// hand on what is ready.
+protocol ReleasesLater: AnyObject, Sendable {
+    func releaseReady(on worker: DestinationWorker)
+}

@@ -25,6 +25,8 @@ final class DestinationWorker: @unchecked Sendable {
         case application(ApplicationEvent)
         /// Answers of calls that finished later arrived (`SettlesLater`): act on them now.
         case settle
+        /// A plugin of the destination's timeline has events to let through (`ReleasesLater`).
+        case release(any ReleasesLater)
 
         var isEvent: Bool { if case .event = self { return true } else { return false } }
         var group: DispatchGroup? {
@@ -300,6 +302,7 @@ final class DestinationWorker: @unchecked Sendable {
         case .announceStopping?: call = "lifecycle(stopping)"
         case .application(let event)?: call = "application_event(\(event.name))"
         case .settle?: call = "retrying calls that finished later"
+        case .release?: call = "delivering events middleware let through later"
         case nil: call = abandonable?.stoppingStep ?? "shutdown"
         }
         let count = left.events + extra
@@ -464,8 +467,20 @@ final class DestinationWorker: @unchecked Sendable {
             (destination as? ApplicationLifecycle)?.application(event)
         case .settle:
             (destination as? SettlesLater)?.settle()
+        case .release(let plugin):
+            plugin.releaseReady(on: self)
         }
         return .control
+    }
+
+    /// An event a plugin of the destination's timeline took and now lets through, on the worker
+    /// (or under the inline lock): counted dropped when the plugin took it, delivered now if the
+    /// destination sees it.
+    func deliverReleased(_ event: Event, after plugin: Plugin) {
+        if destination.timeline.deliverResumed(event, after: plugin, to: destination) {
+            stats._dropped.wrappingSubtract(1, ordering: .relaxed)
+            stats._delivered.wrappingAdd(1, ordering: .relaxed)
+        }
     }
 }
 

@@ -186,8 +186,67 @@ public final class Timeline: @unchecked Sendable {
 
     private func processMarked(_ incoming: Event) -> Event? {
         let s = stages.withLock { $0 }
-        guard var event = Timeline.apply(s.before, to: incoming),
-              var enriched = Timeline.apply(s.enrichment, to: event) else { return nil }
+        guard let event = Timeline.apply(s.before, to: incoming),
+              let enriched = Timeline.apply(s.enrichment, to: event) else { return nil }
+        return distribute(enriched, s)
+    }
+
+    /// An event a plugin of this timeline took and lets through later (middleware answering
+    /// after it returned): the rest of the timeline after that plugin, then the destinations.
+    func processResumed(_ event: Event, after plugin: Plugin) {
+        PipelineThread.run {
+            let s = stages.withLock { $0 }
+            switch Timeline.rest(after: plugin, in: s) {
+            case .beforeDestinations(let plugins):
+                guard let enriched = Timeline.apply(plugins, to: event) else { return }
+                _ = distribute(enriched, s)
+            case .afterDestinations(let plugins):
+                _ = Timeline.apply(plugins, to: event)
+            }
+        }
+    }
+
+    /// A destination's own trip for an event resumed after `plugin` of this (the destination's)
+    /// timeline; true when the destination saw it.
+    func deliverResumed(_ event: Event, after plugin: Plugin, to destination: DestinationPlugin) -> Bool {
+        let s = stages.withLock { $0 }
+        switch Timeline.rest(after: plugin, in: s) {
+        case .beforeDestinations(let plugins):
+            guard let prepared = Timeline.apply(plugins, to: event) else { return false }
+            guard let out = destination.execute(prepared) else { return true }
+            _ = Timeline.apply(s.after, to: out)
+            return true
+        case .afterDestinations(let plugins):
+            _ = Timeline.apply(plugins, to: event)
+            return true
+        }
+    }
+
+    private enum Rest { case beforeDestinations([Plugin]), afterDestinations([Plugin]) }
+
+    /// What an event resumed after `plugin` still meets: the rest of its stage and the stages after.
+    private static func rest(after plugin: Plugin, in s: Stages) -> Rest {
+        if let i = s.before.firstIndex(where: { $0 === plugin }) {
+            return .beforeDestinations(Array(s.before[(i + 1)...]) + s.enrichment)
+        }
+        if let i = s.enrichment.firstIndex(where: { $0 === plugin }) {
+            return .beforeDestinations(Array(s.enrichment[(i + 1)...]))
+        }
+        if let i = s.after.firstIndex(where: { $0 === plugin }) {
+            return .afterDestinations(Array(s.after[(i + 1)...]))
+        }
+        // Removed meanwhile: on as if it had been the last plugin of its stage.
+        switch plugin.type {
+        case .before: return .beforeDestinations(s.enrichment)
+        case .after: return .afterDestinations([])
+        default: return .beforeDestinations([])
+        }
+    }
+
+    /// Fan-out of an event that left enrichment, then the `after` plugins.
+    @inline(__always)
+    private func distribute(_ event: Event, _ s: Stages) -> Event? {
+        var enriched = event
         if s.encodedConsumers > 0 {
             enriched.shareEncoding()
             if s.encodedConsumers > 1 { _ = enriched.serializedBytes }
@@ -213,8 +272,7 @@ public final class Timeline: @unchecked Sendable {
             reportLate(enriched)
             return nil
         }
-        event = enriched
-        return Timeline.apply(s.after, to: event)
+        return Timeline.apply(s.after, to: enriched)
     }
 
     /// Why an event offered now would not be delivered like any other, if so.

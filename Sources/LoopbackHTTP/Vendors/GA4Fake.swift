@@ -20,6 +20,7 @@ public final class GA4Fake: @unchecked Sendable {
     private let lock = NSLock()
     private var accepted: [JSONObject] = []
     private var problems: [String] = []
+    private var failures: [ScriptedResponse] = []
 
     public init(streamId: String = "G-TEST12345", apiSecret: String = "ga4-secret", appStream: Bool = false) throws {
         self.streamId = streamId
@@ -38,6 +39,11 @@ public final class GA4Fake: @unchecked Sendable {
     /// What GA4 would have dropped, and why.
     public var violations: [String] { lock.lock(); defer { lock.unlock() }; return problems }
 
+    /// Answers the next request with `response` (a 5xx or 429 GA4 may answer) before looking at it.
+    public func failNext(_ response: ScriptedResponse, times: Int = 1) {
+        lock.lock(); failures += Array(repeating: response, count: times); lock.unlock()
+    }
+
     static let reserved: Set<String> = ["ad_activeview", "ad_click", "ad_exposure", "ad_impression", "ad_query", "ad_reward",
                                         "adunit_exposure", "app_background", "app_clear_data", "app_exception", "app_install",
                                         "app_remove", "app_store_refund", "app_update", "app_upgrade", "error", "first_open",
@@ -52,6 +58,10 @@ public final class GA4Fake: @unchecked Sendable {
     }
 
     func answer(_ request: RecordedRequest) -> ScriptedResponse {
+        lock.lock()
+        let failure = failures.isEmpty ? nil : failures.removeFirst()
+        lock.unlock()
+        if let failure { return failure }
         var found: [String] = []
         let parts = request.path.split(separator: "?", maxSplits: 1).map(String.init)
         let query = Dictionary((parts.count > 1 ? parts[1] : "").split(separator: "&").map { pair -> (String, String) in

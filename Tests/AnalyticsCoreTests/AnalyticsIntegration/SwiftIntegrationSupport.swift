@@ -24,7 +24,10 @@ enum SwiftPluginFiles {
     }()
 
     /// The library `make plugins` linked from SwiftPM's objects with Plugins/swift-plugin.exports.
-    static func path(_ product: String) -> String { "\(FixtureBuilder.root)/build/plugins/lib\(product).so" }
+    static func path(_ product: String) -> String {
+        let fixture = "\(FixtureBuilder.root)/build/fixtures/lib\(product).so"
+        return product.hasSuffix("FixtureIntegration") ? fixture : "\(FixtureBuilder.root)/build/plugins/lib\(product).so"
+    }
 
     private static func modificationDate(_ path: String) -> Date? {
         (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date

@@ -12,11 +12,13 @@ final class FixtureLibraryClient: Sendable {
     let key: String
     private let directory: String
 
-    init(fixture: String, key: String, settings: JSONObject, mode: IsolationMode = .inProcess, hookTimeout: Double = 10,
-         defines: [String] = [], logThreshold: LogLevel? = nil) throws {
+    /// `fixture`: a C fixture built now; `file`: a library built already (a Swift fixture).
+    init(fixture: String? = nil, file given: String? = nil, key: String, settings: JSONObject, mode: IsolationMode = .inProcess,
+         hookTimeout: Double = 10, defines: [String] = [], logThreshold: LogLevel? = nil,
+         configure: (inout Configuration) -> Void = { _ in }) throws {
         self.key = key
         directory = makeTempDirectory("loader")
-        let file = try FixtureBuilder.library(fixture, in: directory, defines: defines)
+        let file = try given ?? FixtureBuilder.library(fixture!, in: directory, defines: defines)
         let library = try PluginLoader().load(file: file)
         let factory: IntegrationFactory
         if mode == .process {
@@ -36,6 +38,7 @@ final class FixtureLibraryClient: Sendable {
         configuration.errorHandler = errors.handler
         let logs = self.logs
         configuration.logHandler = { _, message in logs.withLock { $0.append(message) } }
+        configure(&configuration)
         analytics = Analytics(configuration: configuration)
     }
 

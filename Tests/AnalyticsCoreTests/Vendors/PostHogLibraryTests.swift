@@ -10,7 +10,7 @@ import Testing
         let library = try SwiftPluginFiles.load("PostHogIntegration")
         #expect(library.key == "PostHog")
         #expect(library.info.language == "swift")
-        #expect(library.info.hooks.names == ["identify", "track", "screen", "group", "alias", "reset", "update", "destroy"])
+        #expect(library.info.hooks.names == ["identify", "track", "screen", "group", "alias", "reset", "flush", "update", "destroy"])
     }
 
     @Test func theSpecCallsReachPostHogAsCaptureEvents() throws {

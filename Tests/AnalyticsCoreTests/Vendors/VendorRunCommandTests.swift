@@ -19,10 +19,8 @@ import Testing
         try FileManager.default.copyItem(atPath: posthogFile, toPath: plugins + "/libPostHogIntegration.so")
 
         let amplitude = try AmplitudeFake(), posthog = try PostHogFake()
-        // PostHog (Swift) sends through its own HTTP client, not the host's 1.3 capability: in a
-        // jailed runner it needs the network grant (Amplitude, through the host, needs none).
-        let grant = isolated ? #","isolation":{"allow":["network"]}"# : ""
-        let settings = #"{"integrations":{"Amplitude":{"apiKey":"\#(amplitude.apiKey)","apiHost":"\#(amplitude.baseURL)"},"PostHog":{"apiKey":"\#(posthog.projectKey)","apiHost":"\#(posthog.baseURL)"\#(grant)}}}"#
+        // Both send through the host's HTTP requests (ABI 1.3): a jailed runner needs no network grant.
+        let settings = #"{"integrations":{"Amplitude":{"apiKey":"\#(amplitude.apiKey)","apiHost":"\#(amplitude.baseURL)"},"PostHog":{"apiKey":"\#(posthog.projectKey)","apiHost":"\#(posthog.baseURL)"}}}"#
         try settings.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
         let input = [
             #"{"type":"identify","userId":"user-42","messageId":"m-1","traits":{"name":"Zoë 😀"}}"#,

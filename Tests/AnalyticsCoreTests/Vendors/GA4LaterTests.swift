@@ -1,0 +1,71 @@
+import AnalyticsCore
+import AnalyticsTestSupport
+import Foundation
+import Testing
+
+/// libGoogleAnalytics4Integration.so in a client, in this process and in a jailed runner without a
+/// network grant: events batched across calls per user through the host's HTTP requests, each call
+/// answered when the Measurement Protocol fake answered the request that carried it.
+@Suite struct GA4LaterTests {
+    static func client(_ fake: GA4Fake, mode: IsolationMode) throws -> FixtureLibraryClient {
+        _ = try SwiftPluginFiles.load("GoogleAnalytics4Integration")  // fails with the reason when not built or stale
+        let settings: JSONObject = ["measurementId": .string(fake.streamId), "apiSecret": .string(fake.apiSecret), "apiHost": .string(fake.baseURL)]
+        return try FixtureLibraryClient(file: SwiftPluginFiles.path("GoogleAnalytics4Integration"), key: "Google Analytics 4",
+                                        settings: settings, mode: mode)
+    }
+
+    static let now = ISO8601DateFormatter().string(from: Date())
+
+    static func track(_ c: FixtureLibraryClient, _ name: String, user: String, n: Int) {
+        _ = try? c.analytics.process(payload: ["type": "track", "event": .string(name), "userId": .string(user), "anonymousId": .string("anon-\(user)"),
+                                               "messageId": .string("m-\(n)"), "timestamp": .string(now), "properties": ["n": .number(JSONNumber(n))]])
+    }
+
+    @Test(arguments: [IsolationMode.inProcess, .process])
+    func eventsTravelInRequestsOfOneUserAndAtMost25(mode: IsolationMode) throws {
+        let fake = try GA4Fake()
+        let c = try Self.client(fake, mode: mode)
+        for n in 0..<60 { Self.track(c, "Item Viewed", user: n < 30 ? "u-1" : "u-2", n: n) }
+        #expect(c.analytics.flush())
+        if c.runnerTrapped() { return }
+        #expect(fake.violations == [])
+        let stats = try #require(c.stats)
+        #expect(stats.delivered == 60 && stats.failed == 0, "\(stats)")
+        #expect(fake.events.compactMap { $0["params"]?["n"]?.intValue } == Array(0..<60), "every event once, in order")
+        for body in fake.bodies {
+            let events = body["events"]?.arrayValue ?? []
+            #expect(events.count <= 25)
+            let user = body["user_id"]?.stringValue
+            #expect(body["client_id"]?.stringValue == "anon-\(user ?? "")", "one user per request")
+            #expect(events.allSatisfy { $0["timestamp_micros"]?.intValue != nil }, "each event keeps its own time")
+        }
+        // Batched across calls: events that arrive while a request runs go together in the next
+        // (how many depends on timing: an event goes at once when no request runs).
+        let sizes = fake.bodies.map { $0["events"]?.arrayValue?.count ?? 0 }
+        #expect(sizes.count < 60 && sizes.contains { $0 > 1 }, "\(sizes)")
+        #expect(c.analytics.shutdown())
+        withKnownIssue("process mode: runner trap (SIGILL) in the flush of pending calls (open bug, as in FinishLaterTests)", isIntermittent: true) {
+            #expect(c.errors.all.isEmpty, "\(c.errors.messages)")
+        } when: { mode == .process }
+    }
+
+    @Test(arguments: [IsolationMode.inProcess, .process])
+    func serverErrorsAreRetriedByTheHostAndOtherRefusalsArePermanent(mode: IsolationMode) throws {
+        let fake = try GA4Fake()
+        fake.failNext(.status(503, body: "unavailable"))
+        let c = try Self.client(fake, mode: mode)
+        Self.track(c, "Kept", user: "u-1", n: 1)
+        #expect(c.analytics.flush())
+        if c.runnerTrapped() { return }
+        #expect(fake.events.compactMap { $0["params"]?["n"]?.intValue } == [1])
+        #expect(c.stats?.delivered == 1 && c.stats?.failed == 0)
+
+        fake.failNext(.status(403, body: "forbidden"), times: 1)
+        Self.track(c, "Refused", user: "u-1", n: 2)
+        #expect(c.analytics.flush())
+        if c.runnerTrapped() { return }
+        #expect(c.stats?.failed == 1)
+        #expect(c.errors.messages.contains { $0.contains("Google Analytics 4: POST answered 403") }, "\(c.errors.messages)")
+        #expect(c.analytics.shutdown())
+    }
+}
