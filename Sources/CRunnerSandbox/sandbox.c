@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/ucontext.h>
+#include <grp.h>
 #include <unistd.h>
 
 static int close_above(int keep_max) {
@@ -305,9 +306,39 @@ int ah_runner_join_cgroup(const char *dir, char *err, size_t cap) {
     return 0;
 }
 
+/* Root's runner becomes `uid`/`gid` with no supplementary groups: dropping capabilities alone
+ * leaves uid 0, which still owns root's files (writes them, reads /etc/shadow where the mode lets
+ * its owner). The bounding set goes first, while CAP_SETPCAP is still there; the kernel empties
+ * the permitted and effective sets when every uid leaves 0. Checked afterwards: a runner that is
+ * still root in any way stops. */
+static int become_user(uid_t uid, gid_t gid, char *err, size_t cap) {
+    for (int c = 0; c < 64; c++) {
+        if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) < 0) break;
+        (void)prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+    }
+    if (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0) {
+        if (err && cap) snprintf(err, cap, "cannot become uid %u gid %u (the user runners of a root host run as): %s",
+                                 (unsigned)uid, (unsigned)gid, strerror(errno));
+        return -1;
+    }
+    uid_t r, e, s;
+    gid_t rg, eg, sg;
+    if (getresuid(&r, &e, &s) != 0 || getresgid(&rg, &eg, &sg) != 0 || r != uid || e != uid || s != uid || rg != gid
+        || eg != gid || sg != gid || getgroups(0, NULL) != 0 || (uid != 0 && setuid(0) == 0)) {
+        if (err && cap) snprintf(err, cap, "still privileged after becoming uid %u gid %u", (unsigned)uid, (unsigned)gid);
+        return -1;
+    }
+    return 0;
+}
+
 int64_t ah_runner_sandbox(const struct ah_jail_options *o, char *err, size_t cap) {
     int64_t applied = 0;
     if (close_above(o->keep_max)) applied |= AH_SANDBOX_FDS_CLOSED;
+    if (o->run_as_uid >= 0 && o->run_as_gid >= 0 && geteuid() == 0) {
+        if (become_user((uid_t)o->run_as_uid, (gid_t)o->run_as_gid, err, cap) != 0) return -1;
+        applied |= AH_SANDBOX_UNPRIVILEGED_USER;
+    }
+    /* After the change of user, which clears it. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0) applied |= AH_SANDBOX_PDEATHSIG;
     if (o->parent_pid > 0 && getppid() != o->parent_pid) {
         if (err && cap) snprintf(err, cap, "the host (pid %d) is gone", o->parent_pid);

@@ -1,15 +1,16 @@
 import AnalyticsCore
 import Foundation
 
-/// Builds `count` copies of the no-op C integration (keys Dest0…) with gcc into a new directory.
-func buildNoOpLibraries(count: Int) -> String {
+/// Builds `count` copies of a no-op C integration (keys Dest0…) with gcc into a new directory:
+/// `noop` (one event per call) or `noop_batch` (many per call, ABI 1.3 `AH_EXT_BATCH`).
+func buildNoOpLibraries(count: Int, fixture: String = "noop") -> String {
     let dir = NSTemporaryDirectory() + "analytics-bench-plugins-\(UUID().uuidString)"
     try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     for i in 0..<count {
         let gcc = Process()
         gcc.executableURL = URL(fileURLWithPath: "/usr/bin/gcc")
         gcc.arguments = ["-std=c99", "-shared", "-fPIC", "-O2", "-I", "include", "-DKEY=\"Dest\(i)\"",
-                         "-o", "\(dir)/libdest\(i).so", "Tests/Fixtures/noop.c"]
+                         "-o", "\(dir)/libdest\(i).so", "Tests/Fixtures/\(fixture).c"]
         try! gcc.run()
         gcc.waitUntilExit()
         benchCheck(gcc.terminationStatus == 0, "gcc failed building the no-op integration (run from the package root)")

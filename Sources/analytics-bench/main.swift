@@ -131,13 +131,21 @@ if CommandLine.arguments.dropFirst().first == "realistic" {
     exit(0)
 }
 
-// `analytics-bench loaded [N]`: only the K=10 loaded C integrations row (quicker while working on the workers).
+// `analytics-bench loaded [ROUNDS]`: only the loaded-vs-in-process rows (quicker while working on the workers).
 if CommandLine.arguments.dropFirst().first == "loaded" {
-    let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 300_000 : 300_000
-    let libraries = buildNoOpLibraries(count: 10)
-    let r = timelineBenchmark(destinations: 10, events: count, loadedFrom: libraries)
-    try? FileManager.default.removeItem(atPath: libraries)
-    table.add("K=10 loaded C integrations: events/s", formatRate(r.eventsPerSecond), target: "≥ 150,000")
+    let rounds = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 3 : 3
+    withLoadedDestinationLibraries { one, oneBatch, ten, tenBatch in
+        LoadedDestinationComparison.measure(one: one, oneBatch: oneBatch, ten: ten, tenBatch: tenBatch, rounds: rounds).addRows(to: table)
+    }
+    print(table.render())
+    exit(0)
+}
+
+// `analytics-bench queue [N]`: only the durable queue row (append, then read back checked).
+if CommandLine.arguments.dropFirst().first == "queue" {
+    let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 500_000 : 500_000
+    let queue = queueBenchmark(events: count)
+    table.add("durable queue, \(count) events of 400 bytes: appends/s / checked reads/s", queueRowText(queue))
     print(table.render())
     exit(0)
 }
@@ -180,24 +188,13 @@ table.add("50,000 calls, 20 % identify vs track only (K=1): events/s",
           target: "ratio ≥ 0.8")
 let oneLibrary = buildNoOpLibraries(count: 1)
 let tenLibraries = buildNoOpLibraries(count: 10)
-// Alternate the two setups three times and keep the best of each, so a burst of other activity on
-// the machine does not decide the ratio.
-var swiftOne = (eventsPerSecond: 0.0, microsecondsPerEvent: Double.infinity)
-var nativeOne = swiftOne
-for _ in 0..<3 {
-    let s = timelineBenchmark(destinations: 1, events: 300_000)
-    if s.microsecondsPerEvent < swiftOne.microsecondsPerEvent { swiftOne = s }
-    let n = timelineBenchmark(destinations: 1, events: 300_000, loadedFrom: oneLibrary)
-    if n.microsecondsPerEvent < nativeOne.microsecondsPerEvent { nativeOne = n }
-}
-table.add("whole pipeline, 1 loaded no-op C integration vs 1 in-process: µs/event",
-          String(format: "%.2f vs %.2f (ratio %.2f)", nativeOne.microsecondsPerEvent, swiftOne.microsecondsPerEvent,
-                 nativeOne.microsecondsPerEvent / swiftOne.microsecondsPerEvent), target: "ratio ≤ 1.5")
+let oneBatchLibrary = buildNoOpLibraries(count: 1, fixture: "noop_batch")
+let tenBatchLibraries = buildNoOpLibraries(count: 10, fixture: "noop_batch")
+LoadedDestinationComparison.measure(one: oneLibrary, oneBatch: oneBatchLibrary, ten: tenLibraries, tenBatch: tenBatchLibraries)
+    .addRows(to: table)
 let hook = hookCallBenchmark(library: oneLibrary)
 table.add("one hook call, loaded no-op C vs in-process Swift destination: ns", String(format: "%.0f vs %.0f (ratio %.2f)",
           hook.nativeNs, hook.swiftNs, hook.nativeNs / hook.swiftNs), target: "ratio ≤ 1.5")
-let nativeTen = timelineBenchmark(destinations: 10, events: 300_000, loadedFrom: tenLibraries)
-table.add("K=10 loaded C integrations: events/s", formatRate(nativeTen.eventsPerSecond), target: "≥ 150,000")
 table.add("load 20 integration libraries (scan, dlopen, negotiate): ms", String(format: "%.1f", loadTimeBenchmark(count: 20)),
           target: "≤ 100")
 let realistic = realisticBenchmark(events: 500_000, libraries: tenLibraries, trackOnly: false)
@@ -208,7 +205,7 @@ table.add("realistic, track only: events/s (mix ÷ track only)",
           String(format: "%@ (%.2f)", formatRate(realisticTrack.eventsPerSecond), realistic.eventsPerSecond / realisticTrack.eventsPerSecond),
           target: "≥ 0.80")
 table.add("realistic: peak RSS, mix / track only (MiB)", String(format: "%.0f / %.0f", realistic.peakRSSMiB, realisticTrack.peakRSSMiB))
-for dir in [oneLibrary, tenLibraries] { try? FileManager.default.removeItem(atPath: dir) }
+for dir in [oneLibrary, tenLibraries, oneBatchLibrary, tenBatchLibraries] { try? FileManager.default.removeItem(atPath: dir) }
 
 // ABI 1.2 timeline plugins (C enrichment rows) and LivePlugins (JavaScript rows).
 addEnrichmentRows()
@@ -234,6 +231,8 @@ let upload = uploadBenchmark(events: 1_000_000)
 table.add("track() → acknowledged upload, 1,000,000 events: events/s", formatRate(upload.eventsPerSecond), target: "≥ 100,000")
 table.add("peak RSS during the upload run: 200,000 vs 1,000,000 events (MiB)",
           String(format: "%.0f vs %.0f", smallUpload.peakRSSMiB, upload.peakRSSMiB), target: "flat")
+let queueRow = queueBenchmark(events: 500_000)
+table.add("durable queue, 500,000 events of 400 bytes: appends/s / checked reads/s", queueRowText(queueRow))
 let command = commandBenchmark(lines: 500_000)
 table.add("run: 500,000 lines, 256 KiB disk cap, server answering in 20 ms: lines/s (delivered, exit)",
           "\(formatRate(command.linesPerSecond)) (\(command.received == 500_000 ? "all" : "\(command.received)"), \(command.status))",

@@ -13,15 +13,19 @@ enum PluginsCommand {
         ABI version, language/toolchain, its role (a destination, created from the settings'
         "integrations"; or whole-settings, created at start-up with the whole settings document
         unless integrations[key] is false — without "destination" it adds timeline plugins
-        instead of receiving events) and the hooks it implements; for a refused library, the reason.
+        instead of receiving events), the hooks it implements and whether it asks that its events wait
+        on disk until answered ("durable", ABI 1.3 AH_EXT_DURABLE; a destination's settings can ask
+        the same with "durable": true, see docs/durability.md); for a refused library, the reason.
         Each library is loaded in a process of its own (analytics-plugin-runner; outcomes cached by
         path, size and mtime), so one whose constructor crashes, exits or prints affects only its own
         entry. "isolation" is the mode `run` would use with the same --settings and --isolate:
         "in-process" (the default) or "process"; for "process", "memory" is the runner's memory
         limit (--isolate-memory, as for `run`) and how it holds here (a memory cgroup, or RLIMIT_AS
         and why there is no cgroup), "allowed" what the settings' isolation.allow grants it beyond
-        its jail (network, files:PATH, read:PATH) and "jail" which jail mechanisms this kernel
-        provides (seccomp, Landlock and its ABI, pids cgroup; see docs/isolation.md).
+        its jail (network, files:PATH, read:PATH), "user" who its runner runs as (the host's uid;
+        when the host is root, --runner-user=UID[:GID], default 65534:65534, with no supplementary
+        groups) and "jail" which jail mechanisms this kernel provides (seccomp, Landlock and its
+        ABI, pids cgroup; see docs/isolation.md).
 
         Exit status: 0 all libraries load; 1 some were refused; 2 usage error or DIR unusable.
         """
@@ -36,7 +40,7 @@ enum PluginsCommand {
             let file = try HostSetup.readSettings(path: path)
             return Settings(file.object ?? [:])
         }
-        let scan = Scan(directory: dir, allowInsecure: opts.has("--allow-insecure-plugins"))
+        let scan = Scan(directory: dir, allowInsecure: opts.has("--allow-insecure-plugins"), user: isolation.runnerUser)
         func mode(_ info: NativeLibraryInfo) -> String { isolation.mode(for: info, settings: settings).rawValue }
         func allowed(_ info: NativeLibraryInfo) -> JailGrants {
             JailGrants(settings: settings?.integrations[info.key]?.objectValue ?? [:]).merged(with: isolation.grants[info.key])
@@ -59,12 +63,14 @@ enum PluginsCommand {
                 o["role"] = .string(i.role.description)
                 o["destination"] = .bool(i.isDestination)
                 o["wholeSettings"] = .bool(i.wantsWholeSettings)
+                o["durable"] = i.durable.map { d in .object(["maxDiskBytes": d.maxDiskBytes.map { .number(JSONNumber($0)) } ?? .null]) } ?? .bool(false)
                 o["isolation"] = .string(mode(i))
                 if mode(i) == IsolationMode.process.rawValue {
                     o["memoryLimit"] = .string(isolation.memoryLimitSummary)
                     let grants = allowed(i)
                     o["allowed"] = .array((grants.network ? ["network"] : []) + grants.files.map { .string("files:" + $0) }
                                           + grants.read.map { .string("read:" + $0) })
+                    o["user"] = .string(isolation.runnerUser.summary)
                     o["jail"] = .array(JailMechanisms.summary.map(JSON.string))
                 }
                 return .object(o)
@@ -85,10 +91,12 @@ enum PluginsCommand {
                       language   \(e(i.language))\(i.toolchain.map { " (\(e($0)))" } ?? "")
                       role       \(e(roleText(i)))
                       hooks      \(i.hooks.names.joined(separator: " "))
+                      durable    \(durableText(i))
                       isolation  \(mode(i))\(mode(i) == IsolationMode.process.rawValue ? "\n  memory     " + isolation.memoryLimitSummary : "")
                     """)
                 if mode(i) == IsolationMode.process.rawValue {
                     print("  allowed    \(e(allowed(i).summary))")
+                    print("  user       \(isolation.runnerUser.summary)")
                     for line in JailMechanisms.summary { print("  jail       \(line)") }
                 }
             }
@@ -106,9 +114,10 @@ enum PluginsCommand {
         var libraries: [NativeLibraryInfo]
         var problems: [PluginLoadError]
 
-        init(directory: String, allowInsecure: Bool) {
+        init(directory: String, allowInsecure: Bool, user: RunnerUser) {
             if let runner = PluginRunnerLocator.find() {
                 var scanner = IsolatedScanner(runner: runner, allowGroupOrOtherWritable: allowInsecure)
+                scanner.user = user
                 scanner.cacheFile = IsolatedScanner.defaultCacheFile()
                 let result = scanner.scan(directory: directory)
                 libraries = result.libraries
@@ -119,6 +128,13 @@ enum PluginsCommand {
                 problems = result.problems
             }
         }
+    }
+
+    /// Whether its events wait on disk until answered (ABI 1.3 AH_EXT_DURABLE), in one line.
+    static func durableText(_ info: NativeLibraryInfo) -> String {
+        guard let durable = info.durable else { return "no (events in memory; \"durable\": true in its settings asks for the queue)" }
+        let cap = durable.maxDiskBytes.map { "\($0) bytes" } ?? "the host's default"
+        return "yes: events wait on disk (storage/destinations/\(info.key)) until answered, cap \(cap)"
     }
 
     /// What the role means for a user, in one line.

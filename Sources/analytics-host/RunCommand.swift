@@ -56,6 +56,8 @@ enum RunCommand {
           --isolate-memory BYTES  memory limit of each such library (default 2147483648; 0: none):
                             a memory cgroup of its own where the host may make one (memory really
                             used), else the address-space limit RLIMIT_AS (reservations count)
+          --runner-user=UID[:GID]  who those processes run as when the host runs as root
+                            (default 65534:65534, nobody; no supplementary groups)
           --allow-invalid-settings  run on settings that do not validate (problems become warnings)
           --quiet           no progress line on a terminal
           --log-level LEVEL  the least severe log lines printed: debug, info (the default), warning
@@ -142,6 +144,7 @@ enum RunCommand {
         config.pluginsDirectory = pluginsDir
         config.isolation.allLibraries = isolation.allLibraries
         config.isolation.byKey = isolation.byKey
+        config.isolation.runnerUser = isolation.runnerUser
         if let limit = try IsolationOptions.memoryLimit(opts["--isolate-memory"]) { config.isolation.memoryLimitBytes = limit }
         if let bundle = opts["--live-plugins"] {
             guard FileManager.default.isReadableFile(atPath: bundle) else {

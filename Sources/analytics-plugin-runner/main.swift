@@ -10,6 +10,7 @@ import Glibc
 //   analytics-plugin-runner --serve FILE [--parent PID] [--toolchain T] [--memory-limit BYTES | --cgroup DIR] [--progress]
 //                           [--grant network] [--max-open-files N] [--max-file-bytes BYTES]
 //                           [--own-directory DIR] [--allow-files PATH]... [--allow-read PATH]...
+//                           [--uid UID --gid GID]   (started by a root host: the user it becomes)
 //
 // The host starts it in a session of its own with the protocol on fd 3 (commands in) and fd 4
 // (results out), standard input on /dev/null and standard output and error on a pipe the host
@@ -25,7 +26,8 @@ func value(_ name: String) -> String? {
 // on standard output (LibraryValidator).
 if let i = arguments.firstIndex(of: "--validate"), i + 2 < arguments.count {
     var err = [CChar](repeating: 0, count: 256)
-    var jail = ah_jail_options(keep_max: 2, memory_limit: 0, parent_pid: 0, grants: 0, report_fd: -1, max_open_files: 0, max_file_bytes: 0)
+    var jail = ah_jail_options(keep_max: 2, memory_limit: 0, parent_pid: 0, grants: 0, report_fd: -1, max_open_files: 0, max_file_bytes: 0,
+                               run_as_uid: -1, run_as_gid: -1)
     _ = ah_runner_sandbox(&jail, &err, err.count)
     let settings = value("--settings").flatMap { try? JSON(parsing: Array($0.utf8)) }?.objectValue ?? [:]
     exit(LibraryValidator.runCheck(arguments[i + 1], file: arguments[i + 2], settings: settings,
@@ -55,7 +57,8 @@ let progress = arguments.contains("--progress")
 let grants: UInt32 = (value("--grant") ?? "").split(separator: ",").contains("network") ? UInt32(AH_GRANT_NETWORK) : 0
 var options = ah_jail_options(keep_max: progress ? 5 : PluginRunner.resultsFd, memory_limit: limit, parent_pid: parent, grants: grants,
                               report_fd: progress ? 5 : -1, max_open_files: UInt64(value("--max-open-files") ?? "0") ?? 0,
-                              max_file_bytes: UInt64(value("--max-file-bytes") ?? "0") ?? 0)
+                              max_file_bytes: UInt64(value("--max-file-bytes") ?? "0") ?? 0,
+                              run_as_uid: value("--uid").flatMap { Int64($0) } ?? -1, run_as_gid: value("--gid").flatMap { Int64($0) } ?? -1)
 if ah_runner_sandbox(&options, &err, err.count) < 0 {
     FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
     exit(1)

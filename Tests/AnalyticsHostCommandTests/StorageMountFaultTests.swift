@@ -103,7 +103,7 @@ struct StorageMountFaultTests {
         #expect(counted.count >= 1 && counted.count <= 3, "\(notQueued.prefix(6))")
         let reported = counted.compactMap { line in line.split(separator: " ").dropLast(3).last.flatMap { Int($0) } }
         #expect(reported.reduce(0, +) == failed, "the counts add up to the failed events: \(counted)")
-        let reopened = try DurableQueue(directory: mount.path + "/queue")
+        let reopened = try DurableQueue(directory: mount.path + "/queue", configuration: .init(secret: StorageSecret.open(directory: mount.path)))
         #expect(reopened.pendingEvents == queued, "queued is what is on disk")
         try reopened.close()
     }

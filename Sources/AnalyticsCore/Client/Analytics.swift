@@ -46,6 +46,10 @@ public final class Analytics: Sendable {
     }
     /// Events sent back are on disk before the library hears AH_OK (see ``SentBackJournal``).
     private let sentBackJournal: SentBackJournal
+    /// The storage's secret (`storage.key`), which keys the MACs of every queue's records; the
+    /// failure to read or make it when it cannot (then no queue opens: events are refused and
+    /// reported, never stored unchecked).
+    package let storageSecret: Result<StorageSecret, QueueError>
     let report: @Sendable (AnalyticsError) -> Void
     let log: @Sendable (LogLevel, String) -> Void
     /// Why the storage directory could not be created, if it could not.
@@ -104,10 +108,18 @@ public final class Analytics: Sendable {
         }
         self.directoryError = directoryError
         if let directoryError { report(directoryError) }
-        sentBackJournal = SentBackJournal(storageDirectory: configuration.storageDirectory, report: report)
+        do throws(QueueError) {
+            let secret = try StorageSecret.open(directory: configuration.storageDirectory)
+            if let problem = secret.problem { report(.storage(problem.description)) }
+            storageSecret = .success(secret)
+        } catch {
+            if directoryError == nil { report(.storage("cannot read or make the storage key: \(error)")) }
+            storageSecret = .failure(error)
+        }
+        sentBackJournal = SentBackJournal(storageDirectory: configuration.storageDirectory, secret: storageSecret, report: report)
         let leftOver = sentBackJournal.leftOver()
         sentBackState.withLock { $0.held = leftOver }
-        store = UserStore(directory: configuration.storageDirectory)
+        store = UserStore(directory: configuration.storageDirectory, secret: try? storageSecret.get())
         let saved = store.load(report: report)
         userWriter = UserStateWriter(store: store, report: report)
         user = Locked(saved ?? UserState(anonymousId: MessageID.make()))

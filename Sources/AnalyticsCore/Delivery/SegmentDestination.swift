@@ -57,11 +57,12 @@ public final class SegmentDestination: EncodedEventConsumer, InlineDestination {
         queueDirectory = (configuration.storageDirectory as NSString).appendingPathComponent("queue")
         let counters = self.counters
         let report = analytics.report
-        let queueConfiguration = DurableQueue.Configuration(maxDiskBytes: configuration.maxQueueBytes,
+        var queueConfiguration = DurableQueue.Configuration(maxDiskBytes: configuration.maxQueueBytes,
                                                             maxRecordBytes: BatchLimits.maxEventBytes,
                                                             fsync: configuration.segment.fsync,
                                                             whenFull: configuration.segment.whenQueueFull)
         do {
+            queueConfiguration.secret = try analytics.storageSecret.get()
             let queue = try DurableQueue(directory: queueDirectory, configuration: queueConfiguration) { error in
                 if case .droppedOverCap(let events, _, _) = error {
                     counters.removed(events)

@@ -36,6 +36,15 @@ public struct Event: Sendable {
         return encoding.bytes(of: payload)
     }
 
+    /// Calls `body` with the payload's JSON text: for a shared encoding already computed, the
+    /// shared text itself (no copy, no reference taken: what each of many destinations calling a
+    /// library does for every event).
+    @inline(__always)
+    func withSerializedBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        guard let encoding else { return payload.serializedBytes().withUnsafeBytes(body) }
+        return encoding.withBytes(of: payload) { raw, _ in body(raw) }
+    }
+
     /// An edited copy of `original` (a destination filter's result): when the original's text is
     /// already known, this copy's text is written from it, copying every unchanged member.
     mutating func deriveEncoding(from original: Event) {

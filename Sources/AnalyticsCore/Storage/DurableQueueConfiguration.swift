@@ -34,10 +34,14 @@ extension DurableQueue {
         public var maxRecordBytes: Int
         public var fsync: FsyncPolicy
         public var whenFull: FullPolicy
+        /// The key of the records' MACs: the storage's (``StorageSecret/open(directory:)``, shared
+        /// by the queues of one storage directory); nil: a key file of the queue's own directory.
+        public var secret: StorageSecret?
 
         public init(maxDiskBytes: Int = 64 << 20, segmentBytes: Int = 4 << 20, maxRecordBytes: Int = 1 << 20,
-                    fsync: FsyncPolicy = .never, whenFull: FullPolicy = .dropOldest) {
+                    fsync: FsyncPolicy = .never, whenFull: FullPolicy = .dropOldest, secret: StorageSecret? = nil) {
             self.whenFull = whenFull
+            self.secret = secret
             self.maxDiskBytes = maxDiskBytes
             self.segmentBytes = segmentBytes
             self.maxRecordBytes = maxRecordBytes

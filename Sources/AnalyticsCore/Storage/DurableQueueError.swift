@@ -35,6 +35,13 @@ public enum QueueError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (`reason`). `events`/`bytes` are what they held when sealed (nil when the queue cannot
     /// know, e.g. the newest segment); emptied files are kept under `setAsideAs`.
     case segmentsLost(paths: [String], reason: String, events: Int?, bytes: Int?, setAsideAs: [String])
+    /// Bytes of a segment (from `offset`; the whole file when nil) that the storage's key does
+    /// not vouch for: a record whose MAC does not verify, or an old-format segment the key never
+    /// saw. Not delivered; copied to (or renamed as) `setAsideAs`; every other record is delivered.
+    case notWrittenByHost(path: String, offset: Int?, length: Int, reason: String, setAsideAs: String)
+    /// The storage's key file was no key; it was renamed to `setAsideAs` and a new key made
+    /// (records under the old one will not verify).
+    case badSecret(path: String, reason: String, setAsideAs: String)
     /// The queue was closed.
     case closed(path: String)
 
@@ -72,6 +79,11 @@ public enum QueueError: Error, Sendable, Equatable, CustomStringConvertible {
             }
             let kept = aside.isEmpty ? "" : "; kept as \(aside.joined(separator: ", "))"
             return "segment file\(paths.count == 1 ? "" : "s") \(names) \(reason): \(what); the rest of the queue is delivered\(kept)"
+        case let .notWrittenByHost(path, offset, length, reason, aside):
+            let place = offset.map { "\(length) bytes at offset \($0)" } ?? "the whole file (\(length) bytes)"
+            return "\(path): \(place) not written by this host (\(reason)); not delivered, set aside as \(aside); the rest of the queue is delivered"
+        case let .badSecret(path, reason, aside):
+            return "\(path): not a storage key (\(reason)); renamed to \(aside) and a new key made: records written under the old key will be reported as not written by this host"
         case let .closed(path):
             return "queue \(path) is closed"
         }

@@ -67,7 +67,7 @@ extension StorageEngine {
             if offset + size > populatedBytes { populate(mapped, through: offset + size) }
             let base = mapped + offset
             if length > 0 { (base + recordHeaderSize).copyMemory(from: payload.baseAddress!, byteCount: length) }
-            StorageRecordFormat.writeHeader(to: base, payload: payload)
+            StorageRecordFormat.writeHeader(to: base, payload: payload, key: secret.key, segment: segments[last].id, offset: offset)
         } else {
             try unmapActive()  // a record larger than the mapped space: the file is written by pwrite
             if scratch.count < size {
@@ -75,7 +75,7 @@ extension StorageEngine {
                 scratch = .allocate(byteCount: max(size, scratch.count * 2), alignment: 16)
             }
             let base = scratch.baseAddress!
-            StorageRecordFormat.writeHeader(to: base, payload: payload)
+            StorageRecordFormat.writeHeader(to: base, payload: payload, key: secret.key, segment: segments[last].id, offset: offset)
             if length > 0 { (base + recordHeaderSize).copyMemory(from: payload.baseAddress!, byteCount: length) }
             do {
                 try target.write(UnsafeRawBufferPointer(start: base, count: size), at: offset)
@@ -144,19 +144,21 @@ extension StorageEngine {
             guard let file = index == segments.count - 1 ? active : try StorageFile(path: path(segment.id), flags: O_RDONLY) else {
                 return (0, 0, 0, 0)
             }
+            let header = segment.format.recordHeaderSize
             while offset < segment.size {
-                switch try reader.step(file, segment: segment.id, offset: offset, end: segment.size) {
+                switch try reader.step(file, segment: segment.id, format: segment.format, offset: offset, end: segment.size) {
                 case .record(let length):
                     events += 1
-                    bytes += recordHeaderSize + length
+                    bytes += header + length
                     if let inflight, Position(segment: segment.id, offset: offset) < inflight.end {
                         inFlightEvents += 1
-                        inFlightBytes += recordHeaderSize + length
+                        inFlightBytes += header + length
                     }
-                    offset += recordHeaderSize + length
-                case .corrupt(let reason):
-                    let next = try reader.resync(file, segment: segment.id, after: offset, end: segment.size)
-                    if reportingDamage { setAsideRegion(segment.id, file: file, from: offset, to: next, reason: reason) }
+                    offset += header + length
+                case .corrupt(let reason, let forgedSize):
+                    var next = try reader.resync(file, segment: segment.id, format: segment.format, after: offset, end: segment.size)
+                    if let forgedSize { next = min(next, offset + forgedSize) }
+                    if reportingDamage { setAsideRegion(segment.id, file: file, from: offset, to: next, reason: reason, forged: forgedSize != nil) }
                     offset = next
                 }
             }

@@ -54,10 +54,16 @@ extension StorageEngine {
 
     /// Copies damaged bytes `[from, to)` of a segment next to it as `*.at-<offset>.corrupt` for
     /// inspection and reports them; the reader then skips them.
-    func setAsideRegion(_ id: UInt64, file: StorageFile, from: Int, to: Int, reason: String) {
+    /// `forged`: the bytes start with a whole record whose MAC does not verify (reported as not
+    /// written by this host).
+    func setAsideRegion(_ id: UInt64, file: StorageFile, from: Int, to: Int, reason: String, forged: Bool = false) {
         guard setAsideRegions.insert(Position(segment: id, offset: from)).inserted else { return }
         let aside = copyAside(id, file: file, from: from, to: to)
-        pendingErrors.append(.corruptRegion(path: path(id), offset: from, length: to - from, reason: reason, setAsideAs: aside))
+        if forged {
+            pendingErrors.append(.notWrittenByHost(path: path(id), offset: from, length: to - from, reason: reason, setAsideAs: aside))
+        } else {
+            pendingErrors.append(.corruptRegion(path: path(id), offset: from, length: to - from, reason: reason, setAsideAs: aside))
+        }
     }
 
     /// Copies bytes `[from, to)` of a segment to `<segment>.at-<from>.corrupt` (once) and returns that path.

@@ -64,8 +64,8 @@ extension StorageEngine {
             totalBytes -= segment.size
             return nil
         }
-        if !(try reader.hasValidHeader(file, segment: segment.id, end: segment.size)),
-           try reader.resync(file, segment: segment.id, after: -1, end: segment.size) >= segment.size {
+        if try reader.format(file, segment: segment.id, end: segment.size) == nil,
+           try reader.resync(file, segment: segment.id, format: segment.format, after: -1, end: segment.size) >= segment.size {
             try setAsideFile(segment.id, reason: "no segment header and no intact record")
             segments.remove(at: index)
             totalBytes -= segment.size
@@ -105,16 +105,17 @@ extension StorageEngine {
                 continue
             }
             let verify = appendedFrom.map { position < $0 } ?? true
-            switch try reader.step(file, segment: segment.id, offset: position.offset, end: segment.size, verify: verify) {
+            switch try reader.step(file, segment: segment.id, format: segment.format, offset: position.offset, end: segment.size, verify: verify) {
             case .record(let length):
                 if bounds.count > 1 && bytes.count + length > maxBytes { break reading }
                 if bytes.isEmpty { bytes.reserveCapacity(min(maxBytes, 1 << 20) + length) }
-                bytes.append(contentsOf: reader.payload(at: position.offset, length: length))
+                bytes.append(contentsOf: reader.payload(at: position.offset, length: length, format: segment.format))
                 bounds.append(bytes.count)
-                position = Position(segment: segment.id, offset: position.offset + recordHeaderSize + length)
-            case .corrupt(let reason):
-                let next = try reader.resync(file, segment: segment.id, after: position.offset, end: segment.size)
-                setAsideRegion(segment.id, file: file, from: position.offset, to: next, reason: reason)
+                position = Position(segment: segment.id, offset: position.offset + segment.format.recordHeaderSize + length)
+            case .corrupt(let reason, let forgedSize):
+                var next = try reader.resync(file, segment: segment.id, format: segment.format, after: position.offset, end: segment.size)
+                if let forgedSize { next = min(next, position.offset + forgedSize) }
+                setAsideRegion(segment.id, file: file, from: position.offset, to: next, reason: reason, forged: forgedSize != nil)
                 position = Position(segment: segment.id, offset: next)
                 if bounds.count == 1 {
                     // Nothing deliverable precedes the damage: skip it for good.

@@ -51,6 +51,7 @@ extension StorageEngine {
             }
             segments.append(Segment(id: id, size: Int(info.st_size)))
         }
+        readFormats()
         while !segments.isEmpty {
             if let file = try repairLastSegment() {
                 active = file
@@ -58,6 +59,8 @@ extension StorageEngine {
             }
             segments.removeLast()
         }
+        // Appends go to a new segment when the last one is in the old format or was set aside.
+        if !(try vouchForOldSegments(setAside: &emptied)) { active = nil }
         if cursorValid { reportMissing(ids: segments.map(\.id), besides: emptied) }
         let fresh = active == nil
         if fresh { try startSegment(id: highest + 1) }
@@ -128,9 +131,10 @@ extension StorageEngine {
         let id = segments[index].id
         let size = segments[index].size
         let file = try StorageFile(path: path(id), flags: O_RDWR)
+        let format = segments[index].format
         if size <= headerSize {
             let bytes = try file.readBytes(count: size, at: 0)
-            if bytes == Array(StorageRecordFormat.segmentHeader[0..<size]) {
+            if bytes == Array(StorageRecordFormat.segmentHeader(format)[0..<size]) {
                 // Creation was interrupted before the header was complete: nothing was stored yet.
                 if size < headerSize {
                     try file.write(StorageRecordFormat.segmentHeader, at: 0)
@@ -142,25 +146,36 @@ extension StorageEngine {
             return nil
         }
         var offset = headerSize
-        if !(try reader.hasValidHeader(file, segment: id, end: size)) {
-            offset = try reader.resync(file, segment: id, after: -1, end: size)
+        if try reader.format(file, segment: id, end: size) == nil {
+            offset = try reader.resync(file, segment: id, format: format, after: -1, end: size)
             if offset >= size {
                 try setAsideFile(id, reason: "no segment header and no intact record")
                 return nil
             }
         }
         var validEnd = headerSize
+        // Up to here the bytes are intact records or whole records reported as not written by
+        // this host (those at the end are cut off with the tail, already copied aside).
+        var reportedUpTo = headerSize
         while offset < size {
-            switch try reader.step(file, segment: id, offset: offset, end: size) {
+            switch try reader.step(file, segment: id, format: format, offset: offset, end: size) {
             case .record(let length):
-                offset += recordHeaderSize + length
+                offset += format.recordHeaderSize + length
                 validEnd = offset
+                reportedUpTo = offset
                 segments[index].events += 1
-            case .corrupt:
-                offset = try reader.resync(file, segment: id, after: offset, end: size)
+            case .corrupt(let reason, let forgedSize):
+                var next = try reader.resync(file, segment: id, format: format, after: offset, end: size)
+                if let forgedSize {
+                    next = min(next, offset + forgedSize)
+                    setAsideRegion(id, file: file, from: offset, to: next, reason: reason, forged: true)
+                    if reportedUpTo == offset { reportedUpTo = next }
+                }
+                offset = next
             }
         }
-        if validEnd < size, try isZero(file, from: validEnd, to: min(size, validEnd + 4)) {
+        let zeroTail = reportedUpTo < size ? try isZero(file, from: reportedUpTo, to: min(size, reportedUpTo + 4)) : true
+        if validEnd < size, zeroTail {
             // Space reserved for a mapped segment (see `mapped`) that the last run never wrote,
             // maybe with the payload of an append killed before it wrote the record's marker
             // (written last): that call never returned, nothing accepted is cut.
@@ -168,11 +183,11 @@ extension StorageEngine {
             reader.invalidate()
             segments[index].size = validEnd
         } else if validEnd < size {
-            let aside = copyAside(id, file: file, from: validEnd, to: size)
+            let aside = copyAside(id, file: file, from: reportedUpTo, to: size)
             try file.truncate(to: validEnd)
             reader.invalidate()
             segments[index].size = validEnd
-            pendingErrors.append(.tornTailRepaired(path: path(id), bytesRemoved: size - validEnd, setAsideAs: aside))
+            pendingErrors.append(.tornTailRepaired(path: path(id), bytesRemoved: size - reportedUpTo, setAsideAs: aside))
         }
         return file
     }

@@ -8,13 +8,22 @@ import Glibc
 /// thrown collect in `pendingErrors` so the facade can report them after unlocking.
 final class StorageEngine {
     typealias Position = DurableQueue.Position
-    struct Segment { let id: UInt64; var size: Int; var events = 0 }
+    struct Segment {
+        let id: UInt64
+        var size: Int
+        var events = 0
+        /// Old-format segments are read (once vouched for), never appended to.
+        var format = StorageRecordFormat.Version.keyed
+    }
 
     let directory: String
     let configuration: DurableQueue.Configuration
     let segmentLimit: Int
     let headerSize = StorageRecordFormat.segmentHeaderSize
+    /// The record header of the format appended now.
     let recordHeaderSize = StorageRecordFormat.recordHeaderSize
+    /// The storage's key: every appended record carries its MAC, every record read is checked.
+    let secret: StorageSecret
     var lock: StorageDirectoryLock?
     /// Segments oldest first; the last one is the append target.
     var segments: [Segment] = []
@@ -62,10 +71,20 @@ final class StorageEngine {
         self.directory = directory
         self.configuration = configuration
         segmentLimit = configuration.effectiveSegmentBytes
-        reader = StorageSegmentReader(payloadLimit: configuration.maxRecordBytes)
-        scratch = .allocate(byteCount: 64 << 10, alignment: 16)
         try StorageDirectory.create(directory)
-        lock = try StorageDirectoryLock(path: directory + "/LOCK")
+        let lock = try StorageDirectoryLock(path: directory + "/LOCK")
+        let secret: StorageSecret
+        if let given = configuration.secret {
+            secret = given
+        } else {
+            secret = try StorageSecret.open(path: directory + "/" + StorageSecret.fileName)
+        }
+        self.secret = secret
+        reader = StorageSegmentReader(payloadLimit: configuration.maxRecordBytes, key: secret.key)
+        scratch = .allocate(byteCount: 64 << 10, alignment: 16)
+        self.lock = lock
+        // A shared secret's problem is reported by whoever opened it.
+        if configuration.secret == nil, let problem = secret.problem { pendingErrors.append(problem) }
         try recover()
     }
 

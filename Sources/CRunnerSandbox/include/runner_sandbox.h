@@ -17,6 +17,7 @@
 #define AH_SANDBOX_FILE_LIMITS 0x80u
 #define AH_SANDBOX_OWN_SESSION 0x100u
 #define AH_SANDBOX_REPORTS_REFUSALS 0x200u
+#define AH_SANDBOX_UNPRIVILEGED_USER 0x400u
 
 /* Grants (the library's settings ask for them): what the jail leaves open. */
 #define AH_GRANT_NETWORK 0x1u
@@ -34,9 +35,14 @@ struct ah_jail_options {
     int report_fd;             /* the shared page for refusals, -1: none */
     uint64_t max_open_files;   /* RLIMIT_NOFILE, 0: unchanged */
     uint64_t max_file_bytes;   /* RLIMIT_FSIZE, 0: unchanged */
+    int64_t run_as_uid;        /* when started as root: become this uid (and run_as_gid, no groups); -1: stay */
+    int64_t run_as_gid;
 };
 
-/* Closes every file descriptor above `keep_max` (0, 1, 2 and the protocol descriptors stay), asks
+/* Closes every file descriptor above `keep_max` (0, 1, 2 and the protocol descriptors stay); when
+ * it runs as root and `run_as_uid` is set, becomes that uid and `run_as_gid` for good (real,
+ * effective, saved and file-system ids, no supplementary groups: root's access to files by their
+ * owner and mode is gone, not only its capabilities) and fails when it cannot; asks
  * the kernel to SIGKILL this process when its parent dies (and fails if `parent_pid` is already
  * gone), sets PR_SET_NO_NEW_PRIVS (no set-uid / file-capability gain through exec), limits the
  * address space, open files and file size when asked, turns core dumps off, leads a session of

@@ -46,6 +46,8 @@ import Testing
         #expect(calls.joined().filter { $0 == "A" || $0 == "D" }.count == 2)
         #expect(calls.contains(["B"]))
         #expect(c.stats?.failed == 1)
+        // As a single-event call's failure counts: delivered (handed over) and failed, not dropped.
+        #expect(c.stats?.delivered == 4 && c.stats?.dropped == 0)
         #expect(c.errors.messages.filter { $0.contains("track failed: refused by the vendor") }.count == 1)
         _ = c.analytics.shutdown()
     }

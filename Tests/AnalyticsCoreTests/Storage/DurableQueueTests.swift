@@ -48,7 +48,7 @@ import Glibc
             try queue.close()
             #expect(throws: QueueError.closed(path: dir.queuePath)) { try queue.append(queueTestEvent(0)) }
         }
-        // 4 KiB segments hold six 612-byte records: the three fully acknowledged ones are gone.
+        // 4 KiB segments hold six 616-byte records: the three fully acknowledged ones are gone.
         #expect(dir.segments().count == 6)
         #expect(dir.segments().first == "00000004.seg")
         do {
@@ -146,7 +146,7 @@ import Glibc
         try queue.append(queueTestEvent(6))
         #expect(try drainQueue(queue) == [0, 1, 2, 3, 4, 6])
         try queue.close()
-        #expect(dir.size(segment) == intact + 12 + queueTestEvent(6).count, "closed: the file has its exact size")
+        #expect(dir.size(segment) == intact + StorageRecordFormat.recordHeaderSize + queueTestEvent(6).count, "closed: the file has its exact size")
     }
 
     @Test func appendsIntoTheMappedSegmentSurviveWithoutClose() throws {
@@ -179,14 +179,14 @@ import Glibc
 
     @Test func corruptMiddleIsSetAsideAndTheRestDelivered() throws {
         let dir = QueueTestDirectory()
-        let config = DurableQueue.Configuration(segmentBytes: 8192)  // 13 records of 612 bytes per segment
+        let config = DurableQueue.Configuration(segmentBytes: 8192)  // 13 records of 616 bytes per segment
         do {
             let queue = try DurableQueue(directory: dir.queuePath, configuration: config)
             for i in 0..<60 { try queue.append(queueTestEvent(i)) }
         }
         #expect(dir.segments().count == 5)
-        let record = 612
-        // Segment 2 holds events 13...25. Flip a payload byte of event 15 (checksum mismatch) and
+        let record = StorageRecordFormat.recordHeaderSize + 600
+        // Segment 2 holds events 13...25. Flip a payload byte of event 15 (its MAC fails) and
         // smash the length field of event 20 (framing lost: the reader must find event 21 again).
         var bytes = dir.bytes("00000002.seg")
         bytes[8 + 2 * record + 100] ^= 0x20
@@ -202,6 +202,7 @@ import Glibc
 
         let regions = log.all.compactMap { error -> (Int, Int, String)? in
             if case let .corruptRegion(path, offset, length, _, aside) = error, path.hasSuffix("00000002.seg") { return (offset, length, aside) }
+            if case let .notWrittenByHost(path, offset?, length, _, aside) = error, path.hasSuffix("00000002.seg") { return (offset, length, aside) }
             return nil
         }
         #expect(regions.map(\.0) == [8 + 2 * record, 8 + 7 * record])
@@ -210,7 +211,9 @@ import Glibc
             let saved = [UInt8](FileManager.default.contents(atPath: aside) ?? Data())
             #expect(saved == Array(bytes[offset..<(offset + length)]))
         }
-        #expect("\(log.all[0])".contains("checksum mismatch"))
+        // A record whose MAC fails cannot be told from a forged one: reported as not written by this host.
+        #expect("\(log.all[0])".contains("not written by this host"))
+        #expect("\(log.all[1])".contains("corrupt bytes"), "a smashed length is damage, not a record")
     }
 
     @Test func garbageSegmentFilesAreSetAside() throws {
@@ -256,7 +259,7 @@ import Glibc
         let log = QueueErrorLog()
         let queue = try DurableQueue(directory: dir.queuePath, onError: log.handler)
         #expect(log.all == [.cursorLost(path: dir.queuePath + "/cursor", reason: "is unreadable (checksum mismatch)", resend: 10,
-                                        bytes: (0..<10).map { queueTestEvent($0).count + 12 }.reduce(0, +),
+                                        bytes: (0..<10).map { queueTestEvent($0).count + StorageRecordFormat.recordHeaderSize }.reduce(0, +),
                                         setAsideAs: dir.queuePath + "/cursor.corrupt")])
         #expect(dir.files().contains("cursor.corrupt"), "the damaged cursor is kept")
         #expect(try drainQueue(queue) == Array(0..<10))

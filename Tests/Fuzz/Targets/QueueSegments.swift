@@ -1,6 +1,9 @@
 // The durable queue's segment reader on arbitrary bytes: the input becomes the segment files of a
 // queue directory (the first byte picks one file, or two split at a point set by the second
 // byte), then the queue is opened and drained batch by batch, and opened again.
+// The files are in the old format (version 1: records checked by a CRC), which a queue whose key
+// is made by this open vouches for (StorageLegacySegments): the reader, resync and repair are the
+// same for both formats; a record in the keyed format cannot be made without the key.
 // Properties: opening either works or throws (never crashes); draining ends; every event handed
 // out is the payload of an intact record (marker, length, CRC) of the input, in file order; a
 // well-formed segment gives back exactly its records; nothing acknowledged comes back.

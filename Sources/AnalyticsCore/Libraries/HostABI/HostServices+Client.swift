@@ -89,7 +89,7 @@ extension HostServices {
 
         public init(get: @escaping @Sendable (_ url: String, _ timeoutSeconds: Double) -> Outcome,
                     send: @escaping @Sendable (NativeHTTPRequest, _ answer: @escaping @Sendable (NativeHTTPAnswer) -> Void) -> Void = { _, answer in
-                        DispatchQueue.global().async { answer(.refused("this host sends no HTTP requests")) }
+                        SideQueue.async("http refusal") { answer(.refused("this host sends no HTTP requests")) }
                     }) {
             self.get = get
             self.send = send

@@ -124,7 +124,8 @@ final class PendingCalls: Sendable {
             return earliest
         }
         guard let due else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, due - monotonicSeconds()) + 0.005) { [self] in
+        // Also in a jailed runner: not the global pool (SideQueue says why).
+        SideQueue.async("pending-call expiry", after: max(0, due - monotonicSeconds()) + 0.005) { [self] in
             let fire = state.withLock { s -> Bool in
                 guard s.expiryWake == due else { return false }
                 s.expiryWake = nil

@@ -34,8 +34,11 @@ final class SentBackJournal: @unchecked Sendable {
         var closed = false
     }
 
-    init(storageDirectory: String, report: @escaping @Sendable (AnalyticsError) -> Void) {
+    private let secret: Result<StorageSecret, QueueError>
+
+    init(storageDirectory: String, secret: Result<StorageSecret, QueueError>, report: @escaping @Sendable (AnalyticsError) -> Void) {
         directory = (storageDirectory as NSString).appendingPathComponent("sent-back")
+        self.secret = secret
         self.report = report
     }
 
@@ -109,7 +112,9 @@ final class SentBackJournal: @unchecked Sendable {
     private func open(_ s: inout State) -> DurableQueue? {
         if let queue = s.queue { return queue }
         do {
-            let queue = try DurableQueue(directory: directory, configuration: Self.configuration) { [report, directory] error in
+            var configuration = Self.configuration
+            configuration.secret = try secret.get()
+            let queue = try DurableQueue(directory: directory, configuration: configuration) { [report, directory] error in
                 report(.storage("sent-back journal \(directory): \(error)"))
             }
             s.queue = queue

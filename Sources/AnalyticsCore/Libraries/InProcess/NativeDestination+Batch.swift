@@ -9,11 +9,12 @@ protocol DeliversInRuns: DestinationPlugin {
 /// ABI 1.3 `AH_EXT_BATCH` for a library in this process: events gather in `run` while the worker
 /// drains its queue and go to the library in one call when the queue is empty, the run is full,
 /// or any other hook is due (so the library sees everything in order). Counting is that of a
-/// single-event call: an event counts as delivered when gathered and moves to dropped (and
-/// failed) if the library's answer for it is a failure in the end.
+/// single-event call: an event counts as delivered when gathered and as failed as well if the
+/// library's answer for it is a failure in the end (a summary shows delivered − failed).
 extension NativeDestination {
     func gather(_ event: Event, upTo size: Int) -> Event? {
         run.append(event)
+        runTickets.append(completions?.take())
         if run.count >= size { deliverRun() }
         return event
     }
@@ -24,25 +25,37 @@ extension NativeDestination {
     /// backoff; the rest of the failures are reported and counted.
     func deliverRun() {
         guard !run.isEmpty else { return }
-        var events = run
-        run.removeAll(keepingCapacity: true)
+        // Taken whole (not copied), and its buffers given back for the next run when done.
+        var events = BatchRun()
+        swap(&events, &run)
+        var tickets = runTickets
+        runTickets.removeAll(keepingCapacity: true)
+        defer {
+            events.removeAll()
+            if run.isEmpty { swap(&events, &run) }
+        }
         var attempt = 1
         while !events.isEmpty {
-            let results = integration.deliver(batch: events.map(\.serializedBytes))
-            var again: [Event] = []
-            for (event, result) in zip(events, results) {
+            guard let results = integration.deliver(batch: events) else { return }
+            var again = BatchRun()
+            var againTickets: [UInt64?] = []
+            for (i, result) in results.enumerated() {
+                let ticket = i < tickets.count ? tickets[i] : nil
                 switch result {
-                case .ok: continue
-                case .retryable where attempt < retryPolicy.maxAttempts: again.append(event)
+                case .ok: finish(ticket)
+                case .retryable where attempt < retryPolicy.maxAttempts:
+                    again.append(i, of: events)
+                    againTickets.append(ticket)
                 default:
-                    _ = reportFailure(event.type.rawValue, result, attempts: attempt, countsAsEvent: true)
-                    recount(to: .dropped)
+                    finish(ticket)
+                    failedForGood(events.items[i].type.rawValue, result, attempts: attempt)
                 }
             }
             guard !again.isEmpty else { return }
             Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt, hint: integration.retryHint))
             attempt += 1
             events = again
+            tickets = againTickets
         }
     }
 }

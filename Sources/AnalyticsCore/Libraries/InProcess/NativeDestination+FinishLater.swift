@@ -10,6 +10,8 @@ protocol SettlesLater: DestinationPlugin {
 struct ParkedEvent {
     let event: Event
     let attempt: Int
+    /// Its ticket in a durable queue (finished when the answer is final).
+    let ticket: UInt64?
 }
 
 /// ABI 1.3 `AH_EXT_FINISH_LATER` for a library in this process: the worker goes on with the next
@@ -17,8 +19,9 @@ struct ParkedEvent {
 /// worker, in the order the events first arrived (a `settle` item wakes an idle worker).
 ///
 /// Counting: an event that answered pending counts as delivered when it is handed over; if its
-/// answer is a failure it moves to dropped (and failed), if it times out to abandoned, so the
-/// totals are what a synchronous answer would have given.
+/// answer is a failure it is counted failed as well (as a synchronous failure is: a summary shows
+/// delivered − failed), if it times out it moves to abandoned, so the totals are what a
+/// synchronous answer would have given, and what process mode counts.
 extension NativeDestination {
     func executeAllowingPending(_ event: Event) -> Event? {
         settleArrived()
@@ -29,7 +32,7 @@ extension NativeDestination {
             settleArrived()
             if monotonicSeconds() >= room { break }
         }
-        return deliverEvent(event, attempt: 1) ? event : nil
+        return deliverEvent(event, attempt: 1, ticket: completions?.take()) ? event : nil
     }
 
     func settle() { settleArrived() }
@@ -39,16 +42,17 @@ extension NativeDestination {
     var pendingWaitBudget: Double { hookTimeout * 0.8 }
 
     /// Calls the hook until it answers (or parks the event); false once it failed for good.
-    func deliverEvent(_ event: Event, attempt first: Int) -> Bool {
+    func deliverEvent(_ event: Event, attempt first: Int, ticket: UInt64?) -> Bool {
         var attempt = first
         while true {
             switch integration.deliverAllowingPending(event) {
             case .pending(let token):
                 integration.pendingCalls.park(token, timeout: hookTimeout)
-                parked[token] = ParkedEvent(event: event, attempt: attempt)
+                parked[token] = ParkedEvent(event: event, attempt: attempt, ticket: ticket)
                 integration.pendingCalls.scheduleExpiryWake()
                 return true
             case .done(.ok):
+                finish(ticket)
                 return true
             case .done(let result):
                 if case .retryable = result, attempt < retryPolicy.maxAttempts {
@@ -56,16 +60,22 @@ extension NativeDestination {
                     attempt += 1
                     continue
                 }
+                finish(ticket)
                 return reportFailure(event.type.rawValue, result, attempts: attempt, countsAsEvent: true)
             }
         }
+    }
+
+    /// The event of `ticket` has its final answer: it may leave the durable queue.
+    func finish(_ ticket: UInt64?) {
+        if let ticket { completions?.finish(ticket) }
     }
 
     /// Acts on the answers that arrived, oldest event first, and on calls past their deadline.
     func settleArrived() {
         let pending = integration.pendingCalls
         let late = pending.expire()
-        if !late.isEmpty { abandon(tokens: late, reason: "no answer within \(hookTimeout) s") }
+        if !late.isEmpty { abandon(tokens: late, reason: "no answer within \(hookTimeout) s", crossOff: true) }
         for refusal in pending.takeRefusals() { integration.notice(Int32(AH_NOTICE_REFUSED), refusal) }
         defer { if !parked.isEmpty { pending.scheduleExpiryWake() } }
         var retries: [ParkedEvent] = []
@@ -73,19 +83,29 @@ extension NativeDestination {
             guard let p = parked.removeValue(forKey: token) else { continue }
             switch result {
             case .ok:
+                finish(p.ticket)
                 continue
             case .retryable where p.attempt < retryPolicy.maxAttempts:
                 retries.append(p)
             default:
-                _ = reportFailure(p.event.type.rawValue, result, attempts: p.attempt, countsAsEvent: true)
-                recount(to: .dropped)
+                finish(p.ticket)
+                failedForGood(p.event.type.rawValue, result, attempts: p.attempt)
             }
         }
         guard !retries.isEmpty else { return }
         // One backoff for the round (a batch the vendor refused comes back as many answers at once),
         // then the events again, in the order they first arrived.
         Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: retries.map(\.attempt).min()!, hint: integration.retryHint))
-        for p in retries where !deliverEvent(p.event, attempt: p.attempt + 1) { recount(to: .dropped) }
+        for p in retries where !deliverEvent(p.event, attempt: p.attempt + 1, ticket: p.ticket) && !integration.isCallable { countAbandoned() }
+    }
+
+    /// An event counted as delivered when it was handed over whose answer is a failure in the end:
+    /// reported and counted failed, as a synchronous failure is; abandoned if the host gave up on
+    /// the instance meanwhile (as the call in flight then is).
+    func failedForGood(_ what: String, _ result: NativeHookResult, attempts: Int) {
+        if !reportFailure(what, result, attempts: attempts, countsAsEvent: true), !integration.isCallable {
+            countAbandoned()
+        }
     }
 
     /// Waits for the answers of every parked event until `deadline`, acting on each.
@@ -99,15 +119,18 @@ extension NativeDestination {
 
     /// Gives up on every event still parked (the instance ends).
     func abandonParked(reason: String) {
-        abandon(tokens: parked.keys.sorted(), reason: reason)
+        abandon(tokens: parked.keys.sorted(), reason: reason, crossOff: false)
     }
 
-    private func abandon(tokens: [UInt64], reason: String) {
+    /// `crossOff`: the events leave a durable queue (they passed the hook timeout); otherwise
+    /// (the instance ends) they stay on disk for the next run.
+    private func abandon(tokens: [UInt64], reason: String, crossOff: Bool) {
         var types: [String] = []
         for token in tokens {
             guard let p = parked.removeValue(forKey: token) else { continue }
+            if crossOff { finish(p.ticket) }
             types.append(callName(for: p.event.type))
-            recount(to: .abandoned)
+            countAbandoned()
         }
         guard !types.isEmpty else { return }
         let what = types.count == 1 ? "1 call (\(types[0]))" : "\(types.count) calls (\(Set(types).sorted().joined(separator: ", ")))"
@@ -116,16 +139,10 @@ extension NativeDestination {
         integration.notice(Int32(AH_NOTICE_ABANDONED), text)
     }
 
-    /// An event counted as delivered when it was handed over ends otherwise.
-    func recount(to counter: PendingEnd) {
+    /// An event counted as delivered when it was handed over that the host gave up on instead.
+    func countAbandoned() {
         guard let stats = client.withLock({ $0.stats }) else { return }
         stats._delivered.wrappingSubtract(1, ordering: .relaxed)
-        switch counter {
-        case .dropped: stats._dropped.wrappingAdd(1, ordering: .relaxed)
-        case .abandoned: stats._abandoned.wrappingAdd(1, ordering: .relaxed)
-        }
+        stats._abandoned.wrappingAdd(1, ordering: .relaxed)
     }
 }
-
-/// How a pending event that was counted as delivered ended instead.
-enum PendingEnd { case dropped, abandoned }

@@ -11,7 +11,8 @@ import Synchronization
 /// that owns the instance guarantees it. Different instances may be used concurrently.
 package final class NativeIntegration: @unchecked Sendable {
     public let library: NativeLibrary
-    private var instance: OpaquePointer?
+    /// Read for every hook call, written only by `destroy` (on the thread that calls the hooks).
+    @exclusivity(unchecked) private var instance: OpaquePointer?
     private let hooks: ah_hooks
     /// Revoked once `destroy` returned: the table stays valid, its calls become no-ops.
     private let services: HostTable
@@ -145,10 +146,11 @@ package final class NativeIntegration: @unchecked Sendable {
     /// Whether the library takes many events per call (`AH_EXT_BATCH`), and how many at most.
     var batchSize: Int? { library.batch?.maxEvents }
 
-    /// Hands events to the library's batch hook; one result per event (all OK when gone).
-    func deliver(batch texts: [[UInt8]]) -> [NativeHookResult] {
-        guard let table = library.batch, let instance = live else { return Array(repeating: .ok, count: texts.count) }
-        return table.call(instance, texts, errorBuffer: errorBuffer)
+    /// Hands events to the library's batch hook: nil when every event is OK (or the instance is
+    /// gone), else one result per event.
+    func deliver(batch run: borrowing BatchRun) -> [NativeHookResult]? {
+        guard let table = library.batch, let instance = live else { return nil }
+        return table.call(instance, run: run, errorBuffer: errorBuffer)
     }
 
     /// An event hook's answer when the hook may finish later (ABI 1.3, `AH_EXT_FINISH_LATER`).
@@ -178,9 +180,8 @@ package final class NativeIntegration: @unchecked Sendable {
         guard let hook, let instance = live else { return .done(.ok) }
         let pending = services.pendingCalls
         pending.arm()
-        let bytes = event.serializedBytes
         errorBuffer.clear()
-        let status = bytes.withUnsafeBytes { raw -> ah_status in
+        let status = event.withSerializedBytes { raw -> ah_status in
             guard let base = raw.baseAddress else { return ah_status(AH_ERR_PERMANENT) }
             return hook(instance, base.assumingMemoryBound(to: CChar.self), raw.count, errorBuffer.base, errorBuffer.capacity)
         }
@@ -202,9 +203,8 @@ package final class NativeIntegration: @unchecked Sendable {
     @inline(__always)
     private func callEventHook(_ hook: EventHook?, _ event: Event, _ name: StaticString) -> NativeHookResult {
         guard let hook, let instance = live else { return .ok }
-        let bytes = event.serializedBytes
         errorBuffer.clear()
-        let status = bytes.withUnsafeBytes { raw -> ah_status in
+        let status = event.withSerializedBytes { raw -> ah_status in
             guard let base = raw.baseAddress else { return ah_status(AH_ERR_PERMANENT) }
             return hook(instance, base.assumingMemoryBound(to: CChar.self), raw.count, errorBuffer.base, errorBuffer.capacity)
         }

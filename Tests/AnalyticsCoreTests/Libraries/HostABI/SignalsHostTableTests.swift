@@ -19,6 +19,7 @@ import Testing
             if mode == .process {
                 $0.isolation = IsolationConfiguration(byKey: ["SignalsProbe": .process])
                 $0.isolation.grants["SignalsProbe"] = JailGrants(files: [dir])  // its output file
+                makeRunnerWritable(dir)
                 $0.isolation.scanCacheFile = ""
             }
         }

@@ -34,6 +34,7 @@ import Testing
         config.pluginsDirectory = plugins
         config.isolation = IsolationConfiguration(byKey: ["AppProbe": mode])
         config.isolation.grants["AppProbe"] = JailGrants(files: [dir])  // its log
+        makeRunnerWritable(dir)
         config.isolation.scanCacheFile = ""
         config.errorHandler = errors.handler
         configure(&config)

@@ -187,6 +187,7 @@ import Testing
         defer { close(port.fd) }
         var settings = try aimed(dir, port: port.port)
         settings["isolation"] = ["mode": "process", "allow": ["network", .string("files:" + dir)]]
+        makeRunnerWritable(dir)
         let s = try start(dir: dir, hostileSettings: settings)
         defer { FixtureBuilder.remove(s.dir) }
         s.analytics.track("Attacks")
@@ -200,6 +201,63 @@ import Testing
         #expect(a["killHostThread"]?.intValue == Int(EPERM), "not granted, still refused")
         #expect(!s.errors.messages.contains { $0.contains("called socket") }, "\(s.errors.messages)")
         #expect(s.errors.messages.contains { $0.contains("called kill, which its jail refuses") })
+    }
+
+    /// A root host's runner is not root: it runs as `RunnerUser` (65534) with no supplementary
+    /// groups. Even where its grants let Landlock pass (`read:/etc`, `files:` a root-owned
+    /// directory), root's files stay root's: /etc/shadow cannot be read, a root-owned file cannot
+    /// be written. The host reports the grant its runner user cannot use; the host delivers.
+    @Test(.enabled(if: geteuid() == 0, "the host must run as root"))
+    func asRootTheRunnerIsAnotherUserAndRootsFilesStayRoots() throws {
+        let dir = makeTempDirectory("jail")
+        let port = try listener()
+        defer { close(port.fd) }
+        let rootOnly = dir + "/root-only"
+        mkdir(rootOnly, 0o755)
+        try "root's".write(toFile: rootOnly + "/owned-by-root", atomically: true, encoding: .utf8)
+        chmod(rootOnly + "/owned-by-root", 0o644)
+        var settings = try aimed(dir, port: port.port)
+        settings["secret"] = "/etc/shadow"
+        settings["outside"] = .string(rootOnly + "/owned-by-root")
+        settings["isolation"] = ["mode": "process", "allow": ["read:/etc", .string("files:" + rootOnly)]]
+        let s = try start(dir: dir, hostileSettings: settings)
+        defer { FixtureBuilder.remove(s.dir) }
+        s.analytics.track("Before")
+        s.analytics.track("Attacks")
+        s.analytics.track("After")
+        #expect(s.analytics.shutdown())
+        let a = try attacks(s)
+        #expect(a["uid"]?.intValue == 65534, "getuid() in the runner: \(a)")
+        #expect(a["readSecret"]?.intValue == Int(EACCES), "/etc/shadow, though Landlock lets it read /etc: \(a)")
+        #expect(a["shadow"]?.intValue == Int(EACCES), "\(a)")
+        #expect(a["writeOutside"]?.intValue == Int(EACCES), "a root-owned file in a granted directory: \(a)")
+        #expect((try? String(contentsOfFile: rootOnly + "/owned-by-root", encoding: .utf8)) == "root's")
+        #expect(lines(s.fileOutput).count == 3, "the other destination gets everything")
+        #expect(lines(s.hostileOutput).count == 3, "its own directory is its user's: it writes there")
+        #expect(s.errors.messages.contains { $0.contains("files:\(rootOnly)") && $0.contains("uid 65534 gid 65534") && $0.contains("cannot write") },
+                "the grant its user cannot use is reported: \(s.errors.messages)")
+    }
+
+    /// A library the runner user cannot read (a directory only root may enter) is refused with
+    /// the file and the reason, before any runner starts.
+    @Test(.enabled(if: geteuid() == 0, "the host must run as root"))
+    func asRootALibraryItsRunnerCannotReadIsRefusedByName() throws {
+        let dir = makeTempDirectory("jail")
+        defer { FixtureBuilder.remove(dir) }
+        let closed = dir + "/closed"
+        mkdir(closed, 0o700)
+        try FixtureBuilder.library("hostile", in: closed)
+        let errors = ErrorLog()
+        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state2")
+        config.settingsLocation = .defaultsOnly
+        config.defaultSettings = Settings(["integrations": ["Hostile": ["isolation": "process"]]])
+        config.pluginsDirectory = closed
+        config.isolation.scanCacheFile = ""
+        config.errorHandler = errors.handler
+        let analytics = Analytics(configuration: config)
+        analytics.shutdown()
+        #expect(errors.messages.contains { $0.contains(closed + "/libhostile.so") && $0.contains("uid 65534 gid 65534") && $0.contains("cannot pass through") },
+                "\(errors.messages)")
     }
 
     /// `plugins` shows what each process-mode library is allowed and which jail mechanisms this
@@ -220,6 +278,7 @@ import Testing
         #expect(entry.contains("isolation  process"), "\(text)")
         #expect(entry.contains("allowed    network, files:/var/lib/hostile"), "\(text)")
         #expect(entry.contains("jail       seccomp filter"), "\(text)")
+        #expect(entry.contains(geteuid() == 0 ? "user       uid 65534, gid 65534, no supplementary groups" : "user       the host's uid"), "\(text)")
         let landlock = JailMechanisms.landlockABI
         #expect(entry.contains(landlock > 0 ? "jail       Landlock ABI \(landlock)" : "jail       no Landlock"), "\(text)")
     }

@@ -25,6 +25,7 @@ import Testing
         try FixtureBuilder.plugin("Plugins/File/file.c", in: plugins, as: "libfile.so")
         let errors = ErrorLog()
         // Its jail lets it write in the test's directory (its output, its marker).
+        makeRunnerWritable(dir)
         var own: JSONObject = ["path": .string(dir + "/isolated.ndjson"), "isolation": ["mode": "process", "allow": [.string("files:" + dir)]],
                                "marker": .string(dir + "/marker")]
         own.merge(isolatedSettings)
@@ -258,6 +259,7 @@ import Testing
         config.trackApplicationLifecycleEvents = false
         config.defaultSettings = Settings(["integrations": ["Isolated": ["path": .string(dir + "/out.ndjson"),
                                                                          "isolation": ["mode": "process", "allow": [.string("files:" + dir)]]]]])
+        makeRunnerWritable(dir)
         config.pluginsDirectory = plugins
         config.isolation.scanCacheFile = ""
         config.isolation.memoryLimitBytes = 1 << 30
@@ -307,6 +309,7 @@ import Testing
         let plugins = try HostBinary.pluginsDirectory(in: dir)
         try FixtureBuilder.library("isolated", in: plugins)
         let settings = dir + "/settings.json"
+        makeRunnerWritable(dir)
         try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson","isolation":{"allow":["files:\#(dir)"]}},"Isolated":{"path":"\#(dir)/isolated.ndjson","isolation":{"allow":["files:\#(dir)"]}}}}"#
             .write(toFile: settings, atomically: true, encoding: .utf8)
         return (plugins, settings)

@@ -9,6 +9,8 @@ import Glibc
 package struct IsolatedScanner: Sendable {
     public var runner: String
     public var allowGroupOrOtherWritable = false
+    /// Who the scan's runners run as when the host is root (`RunnerUser`).
+    public var user = RunnerUser.nobody
     /// The cache file; nil: none.
     public var cacheFile: String?
     /// Longest wait for one library to load in its runner.
@@ -102,9 +104,10 @@ package struct IsolatedScanner: Sendable {
         func failed(_ text: String) -> (Swift.Result<NativeLibraryInfo, PluginLoadError>, Void) {
             (.failure(PluginLoadError(file: file, reason: .runnerFailed(text))), ())
         }
+        if let problem = user.problem(reaching: file) { return failed("not scanned: \(problem)") }
         let process: IsolatedProcess
         do throws(IsolatedProcess.SpawnError) {
-            process = try IsolatedProcess.spawn(runner: runner, arguments: ["--scan", file, "--toolchain", SwiftToolchain.current],
+            process = try IsolatedProcess.spawn(runner: runner, arguments: ["--scan", file, "--toolchain", SwiftToolchain.current] + user.arguments,
                                                 label: (file as NSString).lastPathComponent)
         } catch {
             return failed("not scanned: \(error)")

@@ -50,6 +50,9 @@ public struct IsolationConfiguration: Sendable, Equatable {
     /// Where start-up scans are cached (by path, size, mtime). nil: `$XDG_CACHE_HOME` (else
     /// `~/.cache`)`/analytics-host/plugin-scan.json`; "": no cache.
     public var scanCacheFile: String?
+    /// Who runners run as when the host runs as root (`RunnerUser`): by default 65534 (nobody,
+    /// nogroup), with no supplementary groups. Runners of an ordinary host keep its uid.
+    public var runnerUser = RunnerUser.nobody
 
     public init(allLibraries: IsolationMode? = nil, byKey: [String: IsolationMode] = [:]) {
         self.allLibraries = allLibraries

@@ -23,13 +23,15 @@ extension ProcessDestination {
             var arguments = ["--serve", info.file] + memoryLimitArguments()
             arguments += ["--toolchain", SwiftToolchain.current]
             if progress != nil { arguments.append("--progress") }
-            arguments += grants.runnerArguments + limits.fileLimitArguments + ["--own-directory", ownDirectory]
+            arguments += grants.runnerArguments + limits.fileLimitArguments + ["--own-directory", ownDirectory] + limits.runnerUser.arguments
+            if let problem = limits.runnerUser.problem(reaching: info.file) { return .refused("cannot be loaded: \(problem)") }
             if !pidsCgroupTried {
                 pidsCgroupTried = true
                 pidsCgroup = RunnerPidsCgroup.make(limit: limits.maxThreads)
             }
             if let pidsCgroup { arguments += ["--pids-cgroup", pidsCgroup.path] }
             try? FileManager.default.createDirectory(atPath: ownDirectory, withIntermediateDirectories: true)
+            limits.runnerUser.own(ownDirectory)
             process = try IsolatedProcess.spawn(runner: runner, arguments: arguments, label: key, progress: progress)
         } catch {
             return .refused("cannot start \(PluginRunnerLocator.executableName): \(error)")
@@ -162,6 +164,11 @@ extension ProcessDestination {
                     }
                 case .settled:
                     settled(payload)
+                case .completed:
+                    switch RunnerFrames.completed(payload) {
+                    case .failure(let why): malformed = why; break reading
+                    case .success(let serials): answered(serials, by: process)
+                    }
                 default:
                     malformed = .init(description: "a \(kind) frame after the instance was created")
                     break reading

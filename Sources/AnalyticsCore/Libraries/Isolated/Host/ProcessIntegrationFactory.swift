@@ -60,6 +60,7 @@ enum IsolatedStartup {
             return Loaded(scan: scan, isolated: [])
         }
         var scanner = IsolatedScanner(runner: runner, allowGroupOrOtherWritable: configuration.allowInsecurePluginPermissions)
+        scanner.user = configuration.isolation.runnerUser
         let cache = configuration.isolation.scanCacheFile ?? IsolatedScanner.defaultCacheFile()
         scanner.cacheFile = cache.isEmpty ? nil : cache
         let scanned = scanner.scan(directory: directory)

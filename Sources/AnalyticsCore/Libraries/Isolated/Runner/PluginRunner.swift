@@ -124,7 +124,8 @@ package enum PluginRunner {
             let bytes = r.data()
             guard !r.failed, let waiter = waiters.withLock({ $0.removeValue(forKey: id) }) else { return }
             if let then = waiter.then {
-                DispatchQueue.global().async { then(status, bytes) }
+                // Not the global pool: this process is jailed (SideQueue says why).
+                SideQueue.async("runner reply \(id)") { then(status, bytes) }
                 return
             }
             waiter.status = status
@@ -141,6 +142,8 @@ package enum PluginRunner {
         var instance: OpaquePointer?
         var table: HostTable?
         let errorBuffer = ErrorBuffer()
+        /// The batch hook's buffer for the texts of a call (the main thread makes every call).
+        let batchScratch = BatchScratch()
         private var destroyed = false
         /// The library's timeline plugins (AH_EXT_TIMELINE), called by the host through `plugin` frames.
         private let timeline: RunnerTimeline
@@ -154,6 +157,11 @@ package enum PluginRunner {
         /// the attempt being made, and the host's hook timeout (from `start`).
         var parked: [UInt64: RunnerParkedEvent] = [:]
         var currentAttempt = 1
+        /// Serials of pending calls (see `IsolationWire.Kind.completed`): the next one, the one a
+        /// retry of a parked event keeps, and the final answers not yet told to the host.
+        var nextSerial: UInt64 = 0
+        var redeliverySerial: UInt64?
+        var answeredSerials: [UInt64] = []
         var hookTimeout = 10.0
         /// The least AH_LOG_* level the host keeps (from `start`), for `log_enabled`.
         var logThreshold: Int32 = 0

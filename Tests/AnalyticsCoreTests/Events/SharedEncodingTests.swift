@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+@testable import AnalyticsCore
+
+/// The JSON text every destination of a fanned-out event reads: written once, published without a
+/// lock, the same for every reader.
+@Suite struct SharedEncodingTests {
+    static func event(_ n: Int) -> Event {
+        var e = try! Event(payload: ["type": "track", "event": .string("E\(n)"), "messageId": .string("m-\(n)"),
+                                     "properties": ["n": .number(JSONNumber(n)), "s": "text with \"quotes\" and é"]])
+        e.shareEncoding()
+        return e
+    }
+
+    @Test func threadsReadingOneEventAtOnceAllGetItsOneText() {
+        let events = (0..<200).map(Self.event)
+        let expected = events.map { $0.payload.serializedBytes() }
+        let seen = Locked<[[[UInt8]]]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            var mine: [[UInt8]] = []
+            for e in events {
+                // Half through the borrowing read, half through the array (as a Segment.io worker does).
+                mine.append(worker % 2 == 0 ? e.withSerializedBytes { [UInt8]($0) } : e.serializedBytes)
+            }
+            seen.withLock { $0.append(mine) }
+        }
+        let all = seen.withLock { $0 }
+        #expect(all.count == 8)
+        for texts in all { #expect(texts == expected) }
+        // Once published, the text is the one every copy shares.
+        #expect(events.allSatisfy { $0.encoding?.computedText != nil })
+    }
+
+    @Test func anEditedCopyIsWrittenFromItsOriginalsTextAndMatchesAFreshEncoding() {
+        let original = Self.event(7)
+        _ = original.serializedBytes
+        var edited = original
+        edited.payload["properties"] = ["n": 7]
+        edited.deriveEncoding(from: original)
+        #expect(edited.withSerializedBytes { [UInt8]($0) } == edited.payload.serializedBytes())
+        #expect(edited.serializedBytes == edited.payload.serializedBytes())
+    }
+}
