@@ -24,6 +24,7 @@ public final class AmplitudeFake: @unchecked Sendable {
     private var failures: [ScriptedResponse] = []
     private var _maxBodyBytes = 1_000_000
     private var _maxEvents = 2000
+    private var arrivals: [Double] = []
     private var _responseDelay = 0.0
 
     public init(apiKey: String = "amp-test-api-key") throws {
@@ -56,6 +57,9 @@ public final class AmplitudeFake: @unchecked Sendable {
         set { lock.lock(); _maxBodyBytes = newValue; lock.unlock() }
     }
 
+    /// When each request arrived (monotonic seconds), in order: the waits between attempts.
+    public var requestTimes: [Double] { lock.lock(); defer { lock.unlock() }; return arrivals }
+
     /// Seconds each accepted request waits, after its events were ingested, before its answer
     /// goes out: a slow vendor (a client killed meanwhile had its batch ingested, unacknowledged).
     public var responseDelay: Double {
@@ -77,6 +81,7 @@ public final class AmplitudeFake: @unchecked Sendable {
 
     func answer(_ request: RecordedRequest) -> ScriptedResponse {
         lock.lock()
+        arrivals.append(monotonicSeconds())
         let failure = failures.isEmpty ? nil : failures.removeFirst()
         let maxBytes = _maxBodyBytes, maxEvents = _maxEvents
         lock.unlock()
