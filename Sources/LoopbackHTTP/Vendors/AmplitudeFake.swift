@@ -24,6 +24,8 @@ public final class AmplitudeFake: @unchecked Sendable {
     private var failures: [ScriptedResponse] = []
     private var _maxBodyBytes = 1_000_000
     private var _maxEvents = 2000
+    private var arrivals: [Double] = []
+    private var _responseDelay = 0.0
 
     public init(apiKey: String = "amp-test-api-key") throws {
         self.apiKey = apiKey
@@ -55,6 +57,16 @@ public final class AmplitudeFake: @unchecked Sendable {
         set { lock.lock(); _maxBodyBytes = newValue; lock.unlock() }
     }
 
+    /// When each request arrived (monotonic seconds), in order: the waits between attempts.
+    public var requestTimes: [Double] { lock.lock(); defer { lock.unlock() }; return arrivals }
+
+    /// Seconds each accepted request waits, after its events were ingested, before its answer
+    /// goes out: a slow vendor (a client killed meanwhile had its batch ingested, unacknowledged).
+    public var responseDelay: Double {
+        get { lock.lock(); defer { lock.unlock() }; return _responseDelay }
+        set { lock.lock(); _responseDelay = newValue; lock.unlock() }
+    }
+
     /// Answers the next `times` requests with `response` before looking at them.
     public func failNext(_ response: ScriptedResponse, times: Int = 1) {
         lock.lock(); failures += Array(repeating: response, count: times); lock.unlock()
@@ -69,6 +81,7 @@ public final class AmplitudeFake: @unchecked Sendable {
 
     func answer(_ request: RecordedRequest) -> ScriptedResponse {
         lock.lock()
+        arrivals.append(monotonicSeconds())
         let failure = failures.isEmpty ? nil : failures.removeFirst()
         let maxBytes = _maxBodyBytes, maxEvents = _maxEvents
         lock.unlock()
@@ -126,7 +139,8 @@ public final class AmplitudeFake: @unchecked Sendable {
         if !short.isEmpty {
             return refuse(400, ["error": "Invalid id length for user_id or device_id", "events_with_invalid_id_lengths": indexMap(short)])
         }
-        lock.lock(); accepted += events; lock.unlock()
+        lock.lock(); accepted += events; let delay = _responseDelay; lock.unlock()
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         let now = Int(Date().timeIntervalSince1970 * 1000)
         return .json(#"{"code":200,"events_ingested":\#(events.count),"payload_size_bytes":\#(request.wireBodySize),"server_upload_time":\#(now)}"#)
     }
