@@ -74,6 +74,21 @@ import Testing
         #expect(other["create-empty"]?.detail.hasSuffix("running as uid 4242 gid 4343") == true, "\(other["create-empty"]?.detail ?? "no finding")")
     }
 
+    /// The command takes `--runner-user=UID[:GID]` as `run` does, and refuses root as `run` does.
+    @Test(.enabled(if: geteuid() == 0, "the host must run as root"))
+    func theCommandTakesTheRunnerUserOfRun() throws {
+        let dir = makeTempDirectory("loader")
+        defer { FixtureBuilder.remove(dir) }
+        let file = try FixtureBuilder.library("broken", in: dir, as: "libbroken.so", defines: ["REFUSE_WITH_UID"])
+        let given = try HostBinary.run(["validate", file, "--json", "--runner-user=4242:4343"], in: dir)
+        #expect(given.status == 0, "\(given.stdout)\(given.stderr)")
+        let lines = given.stdout.split(separator: "\n").compactMap { (try? JSON(parsing: String($0)))?.objectValue }
+        let created = try #require(lines.first { $0["check"]?.stringValue == "create-empty" })
+        #expect(created["detail"]?.stringValue?.hasSuffix("running as uid 4242 gid 4343") == true, "\(created)")
+        let root = try HostBinary.run(["validate", file, "--runner-user=0"], in: dir)
+        #expect(root.status != 0 && root.stderr.contains("--runner-user= needs a uid other than 0"), "\(root.stderr)")
+    }
+
     /// A library the runner user cannot reach fails every check, naming the path and the user, as
     /// `run` refuses to load it.
     @Test(.enabled(if: geteuid() == 0, "the host must run as root"))
