@@ -154,11 +154,23 @@ $(PLUGINS_DIR)/libredact.so: Plugins/Redact/redact.c include/analytics_plugin.h
 	$(CC) -std=c99 -shared -fPIC -O2 -I include -o $@ Plugins/Redact/redact.c
 
 # Every example library of Plugins/ through `analytics-host validate` (each check in a runner
-# process); File needs settings to create an instance.
+# process, as the user `run`'s runners are: 65534 under a root host), with settings that create an
+# instance: File and Metrics write beneath a directory that user may write; the vendors' requests
+# are answered by the validator (refused), never sent. Webhooks posts through its own URLSession,
+# whose threads outlive destroy: it is validated with {} until it uses the host's HTTP requests.
+VALIDATE_DIR := $(abspath $(BUILD_DIR))/validate
 validate: build plugins
+	@mkdir -p $(VALIDATE_DIR) && chmod 1777 $(VALIDATE_DIR)
 	@set -e; for lib in $(PLUGINS_DIR)/*.so; do \
 		echo "--- validate $$lib"; \
-		case $$lib in *libfile.so) settings='{"path":"$(abspath $(BUILD_DIR))/validate-file.ndjson"}';; *) settings='{}';; esac; \
+		case $$lib in \
+		*libfile.so) settings='{"path":"$(VALIDATE_DIR)/file.ndjson"}';; \
+		*libMetricsIntegration.so) settings='{"path":"$(VALIDATE_DIR)/metrics.json"}';; \
+		*libamplitude.so|*libPostHogIntegration.so) settings='{"apiKey":"validate","apiHost":"http://127.0.0.1:9"}';; \
+		*libGoogleAnalytics4Integration.so) settings='{"measurementId":"G-VALIDATE","apiSecret":"validate"}';; \
+		*libmixpanel*.so|*libMixpanel*.so) settings='{"token":"validate","apiHost":"http://127.0.0.1:9"}';; \
+		*) settings='{}';; \
+		esac; \
 		.build/debug/analytics-host validate $$lib --settings "$$settings"; \
 	done
 

@@ -49,27 +49,15 @@ func liveTimelineBenchmark(pluginsDirectory: String, events n: Int)
     try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     let bundle = dir + "/bundle.js"
     try! fixProductViewedBundle.write(toFile: bundle, atomically: true, encoding: .utf8)
-    var config = Configuration(writeKey: "bench", storageDirectory: dir + "/storage")
-    config.defaultSettings = Settings(["integrations": ["Dest0": [:]]])
-    config.trackApplicationLifecycleEvents = false
-    config.settingsLocation = .defaultsOnly
-    config.application = ApplicationInfo(name: "bench", version: "1.0", build: "1")
+    var config = benchConfiguration(storage: dir + "/storage", integrations: ["Dest0": [:]])
     config.destinationQueueCapacity = n + 1
-    config.flushTimeout = 600
     config.pluginsDirectory = pluginsDirectory
     config.pluginOptions["LivePlugins"] = ["fallbackBundle": .string(bundle)]
     let analytics = Analytics(configuration: config)
     let destination = CheckingDestination(key: "Dest0")
     analytics.add(plugin: destination)
     let properties: JSONObject = ["product_did": "p-123", "price": 19.99, "currency": "USD", "quantity": 2]
-    for _ in 0..<1000 { analytics.track("Product Viewed", properties: properties) }
-    analytics.flush()
-    let start = monotonicSeconds()
-    let cpuStart = processCPUSeconds()
-    for _ in 0..<n { analytics.track("Product Viewed", properties: properties) }
-    analytics.flush()
-    let elapsed = monotonicSeconds() - start
-    let cpu = processCPUSeconds() - cpuStart
+    let (elapsed, cpu) = timedTracks(analytics, events: n, warmUp: "Product Viewed", event: "Product Viewed", properties: properties)
     let delivered = analytics.timeline.stats(forKey: "Dest0")!.delivered
     benchCheck(delivered == n + 1000, "Dest0 got \(delivered) of \(n + 1000)")
     benchCheck(destination.rewritten.withLock { $0 } == n + 1000, "FixProductViewed did not run on every event")

@@ -11,11 +11,6 @@ import Foundation
 func realisticBenchmark(events n: Int, libraries: String, trackOnly: Bool) -> (eventsPerSecond: Double, peakRSSMiB: Double) {
     let dir = NSTemporaryDirectory() + "analytics-bench-realistic-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    guard let server = try? LoopbackHTTPServer(options: .init(recordBodies: false, recordRequests: false)) else {
-        FileHandle.standardError.write(Data("analytics-bench: cannot start the loopback server\n".utf8))
-        return (0, 0)
-    }
-    defer { server.stop() }
     var integrations: JSONObject = ["Segment.io": ["apiKey": "bench"]]
     for i in 0..<10 { integrations["Dest\(i)"] = [:] }
     let fql: (String) -> JSON = { ir in ["type": "fql", "ir": .string(ir)] }
@@ -25,25 +20,12 @@ func realisticBenchmark(events n: Int, libraries: String, trackOnly: Bool) -> (e
                       "transformers": [[["type": "drop_properties", "config": ["drop": ["properties": ["coupon"]]]]]]])
     }
     rules.append(["matchers": [fql(#"["=","properties.env",{"value":"test"}]"#)], "transformers": [[["type": "drop"]]]])
-    var config = Configuration(writeKey: "bench", storageDirectory: dir)
-    config.defaultSettings = Settings(["integrations": .object(integrations), "middlewareSettings": ["routingRules": .array(rules)]])
-    config.settingsLocation = .defaultsOnly
-    config.trackApplicationLifecycleEvents = false
-    config.application = ApplicationInfo(name: "bench", version: "1.0", build: "1")
-    config.pluginsDirectory = libraries
-    config.segment.apiHost = "\(server.baseURL)/v1"
-    config.maxQueueBytes = 1 << 30
-    config.flushTimeout = 600
-    config.destinationOverflow = .wait(seconds: 60)
-    let errors = Locked<[String]>([])
-    config.errorHandler = { e in errors.withLock { if $0.count < 5 { $0.append(e.description) } } }
-    let analytics = Analytics(configuration: config)
-    defer { analytics.shutdown() }
-    guard let segment = analytics.find(key: "Segment.io") as? SegmentDestination,
-          let stats = analytics.timeline.stats(forKey: "Segment.io") else {
-        FileHandle.standardError.write(Data("analytics-bench: no Segment.io destination\n".utf8))
-        return (0, 0)
-    }
+    guard let client = UploadingClient(storage: dir, configure: { config in
+        config.defaultSettings = Settings(["integrations": .object(integrations), "middlewareSettings": ["routingRules": .array(rules)]])
+        config.pluginsDirectory = libraries
+    }) else { return (0, 0) }
+    defer { client.stop() }
+    let (analytics, segment, stats) = (client.analytics, client.segment, client.stats)
     let order: JSONObject = ["order_id": "o-1", "total": 42.5, "currency": "EUR", "coupon": "SPRING", "env": "prod"]
     let viewed: JSONObject = ["product_id": "p-123", "price": 19.99, "currency": "USD", "quantity": 2]
     let traits: JSONObject = ["plan": "pro", "seats": 5]
@@ -61,12 +43,7 @@ func realisticBenchmark(events n: Int, libraries: String, trackOnly: Bool) -> (e
     }
     let called = monotonicSeconds() - start
     analytics.flush()  // the last few events (under flushAt) go now, not at the flush interval
-    let idle = NSCondition()
-    while segment.uploadedEvents + stats.failed < n {
-        idle.lock()
-        _ = idle.wait(until: Date(timeIntervalSinceNow: 0.001))
-        idle.unlock()
-    }
+    client.waitUntilSettled(n)
     let elapsed = monotonicSeconds() - start
     let peak = currentPeakRSSMiB()
     dumpThreads(trackOnly ? "realistic, track only" : "realistic")
@@ -74,6 +51,6 @@ func realisticBenchmark(events n: Int, libraries: String, trackOnly: Bool) -> (e
     FileHandle.standardError.write(Data(String(
         format: "  (realistic run%@: calls %.2f s, acknowledged after %.2f s; %d batches; failed %d; Dest0 received %d)\n",
         trackOnly ? ", track only" : "", called, elapsed, segment.uploadedBatches, stats.failed, delivered[0]).utf8))
-    for e in errors.withLock({ $0 }) { FileHandle.standardError.write(Data("  realistic run error: \(e)\n".utf8)) }
+    for e in client.errors.withLock({ $0 }) { FileHandle.standardError.write(Data("  realistic run error: \(e)\n".utf8)) }
     return (Double(segment.uploadedEvents) / elapsed, peak)
 }

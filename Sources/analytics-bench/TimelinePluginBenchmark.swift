@@ -39,13 +39,8 @@ func timelinePluginBenchmark(library: String? = nil, swift: Plugin? = nil, isola
     for _ in 0..<3 {
         let dir = NSTemporaryDirectory() + "analytics-bench-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var config = Configuration(writeKey: "bench", storageDirectory: dir)
-        config.defaultSettings = Settings(["integrations": ["Dest0": [:]]])
-        config.trackApplicationLifecycleEvents = false
-        config.settingsLocation = .defaultsOnly
-        config.application = ApplicationInfo(name: "bench", version: "1.0", build: "1")
+        var config = benchConfiguration(storage: dir, integrations: ["Dest0": [:]])
         config.destinationQueueCapacity = n + 1
-        config.flushTimeout = 600
         config.pluginsDirectory = library
         if isolated {
             config.isolation = IsolationConfiguration(byKey: ["Enricher": .process])
@@ -56,14 +51,7 @@ func timelinePluginBenchmark(library: String? = nil, swift: Plugin? = nil, isola
         analytics.add(plugin: NoOpDestination(key: "Dest0"))
         benchCheck(analytics.timeline.plugins(of: .enrichment).count == 1, "the enrichment plugin is missing")
         let properties: JSONObject = ["product_id": "p-123", "price": 19.99, "currency": "USD", "quantity": 2]
-        for _ in 0..<1000 { analytics.track("Warm Up", properties: properties) }
-        analytics.flush()
-        let start = monotonicSeconds()
-        let cpuStart = processCPUSeconds()
-        for _ in 0..<n { analytics.track("Product Viewed", properties: properties) }
-        analytics.flush()
-        let elapsed = monotonicSeconds() - start
-        let cpu = processCPUSeconds() - cpuStart
+        let (elapsed, cpu) = timedTracks(analytics, events: n, warmUp: "Warm Up", event: "Product Viewed", properties: properties)
         benchCheck(analytics.timeline.stats(forKey: "Dest0")!.delivered == n + 1000)
         analytics.shutdown()
         if elapsed / Double(n) * 1e6 < best { best = elapsed / Double(n) * 1e6; bestCPU = cpu / Double(n) * 1e6 }

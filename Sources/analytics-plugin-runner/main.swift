@@ -22,13 +22,16 @@ func value(_ name: String) -> String? {
     guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
     return arguments[i + 1]
 }
-// `--validate CHECK FILE [--settings JSON]`: one check of `analytics-host validate`, its verdict
-// on standard output (LibraryValidator).
+// `--validate CHECK FILE [--settings JSON] [--uid UID --gid GID]`: one check of `analytics-host
+// validate`, its verdict on standard output (LibraryValidator), as the user a `--serve` runner is.
 if let i = arguments.firstIndex(of: "--validate"), i + 2 < arguments.count {
     var err = [CChar](repeating: 0, count: 256)
     var jail = ah_jail_options(keep_max: 2, memory_limit: 0, parent_pid: 0, grants: 0, report_fd: -1, max_open_files: 0, max_file_bytes: 0,
-                               run_as_uid: -1, run_as_gid: -1)
-    _ = ah_runner_sandbox(&jail, &err, err.count)
+                               run_as_uid: value("--uid").flatMap { Int64($0) } ?? -1, run_as_gid: value("--gid").flatMap { Int64($0) } ?? -1)
+    if ah_runner_sandbox(&jail, &err, err.count) < 0 {
+        LibraryValidator.report(.fail, "the runner's jail could not be set up: \(String(decoding: err.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
+        exit(1)
+    }
     let settings = value("--settings").flatMap { try? JSON(parsing: Array($0.utf8)) }?.objectValue ?? [:]
     exit(LibraryValidator.runCheck(arguments[i + 1], file: arguments[i + 2], settings: settings,
                                    toolchain: value("--toolchain") ?? SwiftToolchain.current))

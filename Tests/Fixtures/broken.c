@@ -3,10 +3,12 @@
  *   -DHANG_IN_TRACK      track never returns
  *   -DTHREAD_LEFT        create starts a thread that destroy does not stop
  *   -DCOMPLETE_TWICE     track finishes later and completes its token twice
+ *   -DREFUSE_WITH_UID    create refuses, naming the uid and gid it runs as
  *   -DDURABLE_TINY_CAP   asks for the durable queue with a disk cap too small to hold one
  * Without any, it is a well-behaved destination (asking for the durable queue). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,6 +47,10 @@ static void destroy(ah_instance *self) { free(self); }
 
 static ah_instance *create(const ah_host *host, const char *settings, size_t len, char *err, size_t cap) {
     (void)settings; (void)len; (void)err; (void)cap;
+#ifdef REFUSE_WITH_UID
+    snprintf(err, cap, "running as uid %u gid %u", (unsigned)getuid(), (unsigned)getgid());
+    return NULL;
+#endif
 #ifdef CRASH_IN_CREATE
     volatile int *nowhere = NULL;
     *nowhere = 1;

@@ -33,32 +33,13 @@
 #include <string.h>
 #include <unistd.h>
 #include "analytics_plugin.h"
+#include "fixture_support.h"
 
 #ifndef KEY
 #define KEY "Isolated"
 #endif
 
 struct ah_instance { int fd; int flaky_seen; char marker[512]; };
-
-static int contains(const char *text, size_t len, const char *needle) {
-    size_t n = strlen(needle), i;
-    for (i = 0; i + n <= len; i++)
-        if (memcmp(text + i, needle, n) == 0) return 1;
-    return 0;
-}
-
-/* Copies the string value of "key" in the settings text into out (no escapes expected). */
-static void setting(const char *settings, size_t len, const char *key, char *out, size_t cap) {
-    size_t k = strlen(key), i, j = 0;
-    out[0] = 0;
-    for (i = 0; i + k + 1 < len; i++) {
-        if (memcmp(settings + i, key, k) == 0 && settings[i + k] == '"') {
-            for (i += k + 1; i < len && settings[i] != '"' && j + 1 < cap; i++) out[j++] = settings[i];
-            out[j] = 0;
-            return;
-        }
-    }
-}
 
 /* 0 when the call succeeded, else its errno. */
 static int errno_of(int rc) { return rc < 0 ? errno : 0; }
@@ -151,15 +132,7 @@ static ah_status event(ah_instance *self, const char *json, size_t len, char *er
             else memset(block, 1, 1 << 20);
         }
     }
-    if (self->fd >= 0) {
-        char *line = malloc(len + 1);
-        if (!line) return AH_ERR_RETRYABLE;
-        memcpy(line, json, len);
-        line[len] = '\n';
-        if (write(self->fd, line, len + 1) != (ssize_t)(len + 1)) { free(line); return AH_ERR_RETRYABLE; }
-        free(line);
-    }
-    return AH_OK;
+    return append_line(self->fd, json, len);
 }
 
 static void destroy(ah_instance *self) {
@@ -185,7 +158,4 @@ static const ah_integration integration = {
     sizeof(ah_integration), AH_ABI_VERSION, KEY, "1.0.0", AH_LANGUAGE_C, NULL, create, &hooks, NULL,
 };
 
-AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {
-    (void)host_abi_version; (void)err; (void)cap;
-    return &integration;
-}
+FIXTURE_ENTRY(integration)

@@ -1,17 +1,25 @@
 import AnalyticsTestSupport
 import Foundation
+import Glibc
+import LoopbackHTTP
 import Testing
 @testable import AnalyticsCore
 
 /// `analytics-host validate` (LibraryValidator, each check in a runner process) against libraries
 /// built from Tests/Fixtures/broken.c with one deliberate fault each, and a well-behaved one.
 @Suite struct ValidatorTests {
-    func findings(_ defines: [String], timeout: Double = 20) throws -> [String: LibraryValidator.Finding] {
+    func findings(_ defines: [String], timeout: Double = 20, user: RunnerUser = .nobody,
+                  directoryMode: mode_t = 0o755) throws -> [String: LibraryValidator.Finding] {
         let directory = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(directory) }
         let file = try FixtureBuilder.library("broken", in: directory, as: "libbroken.so", defines: defines)
+        chmod(directory, directoryMode)
+        return try findings(file: file, settings: [:], timeout: timeout, user: user)
+    }
+
+    func findings(file: String, settings: JSONObject, timeout: Double = 20, user: RunnerUser = .nobody) throws -> [String: LibraryValidator.Finding] {
         let runner = try #require(PluginRunnerLocator.find(), "analytics-plugin-runner is built next to the tests")
-        let all = LibraryValidator.validate(file: file, settings: [:], runner: runner, timeout: timeout)
+        let all = LibraryValidator.validate(file: file, settings: settings, runner: runner, timeout: timeout, user: user)
         #expect(all.map(\.check) == LibraryValidator.checks.map(\.name))
         return Dictionary(uniqueKeysWithValues: all.map { ($0.check, $0) })
     }
@@ -37,8 +45,58 @@ import Testing
     @Test func aThreadLeftAfterDestroyIsFound() throws {
         let f = try findings(["THREAD_LEFT"])
         #expect(f["leftovers"]?.verdict == .fail)
-        #expect(f["leftovers"]?.detail == "1 thread still running after destroy (stop every thread in destroy)")
+        #expect(f["leftovers"]?.detail.hasPrefix("1 thread still running after destroy (stop every thread in destroy): tid ") == true,
+                "\(f["leftovers"]?.detail ?? "no finding")")
         #expect(f["hooks-fuzz"]?.verdict == .pass)
+    }
+
+    /// The threads that answer a library's `AH_EXT_HTTP_REQUESTS` calls are the host's: Amplitude
+    /// aimed at a real server that answers 200 uploads through them and stops its own threads in
+    /// destroy, so nothing is left; the fixture's own thread is still found (above).
+    @Test func hostHTTPThreadsAreNotTheLibrarysLeftovers() throws {
+        let server = try LoopbackHTTPServer()  // answers 200
+        defer { server.stop() }
+        let dir = makeTempDirectory("loader")
+        defer { FixtureBuilder.remove(dir) }
+        let f = try findings(file: try AmplitudeBuild.library(in: dir), settings: ["apiKey": "validate", "apiHost": .string(server.baseURL)])
+        #expect(f["leftovers"]?.verdict == .pass, "\(f["leftovers"]?.detail ?? "no finding")")
+        #expect(f["completions"]?.verdict == .pass, "\(f["completions"]?.detail ?? "no finding")")
+        #expect(f["hooks-fuzz"]?.verdict == .pass, "\(f["hooks-fuzz"]?.detail ?? "no finding")")
+    }
+
+    /// A root host's checks run as the user `run`'s runners are (65534 unless told otherwise), so a
+    /// library that passes here loads there.
+    @Test(.enabled(if: geteuid() == 0, "the host must run as root"))
+    func asRootTheChecksRunAsTheRunnerUser() throws {
+        let f = try findings(["REFUSE_WITH_UID"])
+        #expect(f["create-empty"]?.detail.hasSuffix("running as uid 65534 gid 65534") == true, "\(f["create-empty"]?.detail ?? "no finding")")
+        let other = try findings(["REFUSE_WITH_UID"], user: RunnerUser(uid: 4242, gid: 4343))
+        #expect(other["create-empty"]?.detail.hasSuffix("running as uid 4242 gid 4343") == true, "\(other["create-empty"]?.detail ?? "no finding")")
+    }
+
+    /// The command takes `--runner-user=UID[:GID]` as `run` does, and refuses root as `run` does.
+    @Test(.enabled(if: geteuid() == 0, "the host must run as root"))
+    func theCommandTakesTheRunnerUserOfRun() throws {
+        let dir = makeTempDirectory("loader")
+        defer { FixtureBuilder.remove(dir) }
+        let file = try FixtureBuilder.library("broken", in: dir, as: "libbroken.so", defines: ["REFUSE_WITH_UID"])
+        let given = try HostBinary.run(["validate", file, "--json", "--runner-user=4242:4343"], in: dir)
+        #expect(given.status == 0, "\(given.stdout)\(given.stderr)")
+        let lines = given.stdout.split(separator: "\n").compactMap { (try? JSON(parsing: String($0)))?.objectValue }
+        let created = try #require(lines.first { $0["check"]?.stringValue == "create-empty" })
+        #expect(created["detail"]?.stringValue?.hasSuffix("running as uid 4242 gid 4343") == true, "\(created)")
+        let root = try HostBinary.run(["validate", file, "--runner-user=0"], in: dir)
+        #expect(root.status != 0 && root.stderr.contains("--runner-user= needs a uid other than 0"), "\(root.stderr)")
+    }
+
+    /// A library the runner user cannot reach fails every check, naming the path and the user, as
+    /// `run` refuses to load it.
+    @Test(.enabled(if: geteuid() == 0, "the host must run as root"))
+    func asRootALibraryOutOfTheRunnerUsersReachFails() throws {
+        let f = try findings([], directoryMode: 0o700)
+        #expect(f.values.allSatisfy { $0.verdict == .fail })
+        #expect(f["load"]?.detail.contains("libbroken.so") == true && f["load"]?.detail.contains("uid 65534 gid 65534") == true,
+                "\(f["load"]?.detail ?? "no finding")")
     }
 
     @Test func aDurableQueueThatCannotHoldAnEventIsFound() throws {

@@ -37,10 +37,15 @@ public enum LibraryValidator {
     /// Runs one check in this process and prints its verdict line.
     public static func runCheck(_ name: String, file: String, settings: JSONObject, toolchain: String) -> Int32 {
         let finding = check(name, file: file, settings: settings, toolchain: toolchain)
-        let line = marker + JSON.object(["verdict": .string(finding.verdict.rawValue), "detail": .string(finding.detail)]).serialized() + "\n"
+        report(finding.verdict, finding.detail)
+        return 0
+    }
+
+    /// Prints a check's verdict line (the runner's, also when it cannot run the check).
+    public static func report(_ verdict: Verdict, _ detail: String) {
+        let line = marker + JSON.object(["verdict": .string(verdict.rawValue), "detail": .string(detail)]).serialized() + "\n"
         fflush(nil)
         _ = line.withCString { write(1, $0, strlen($0)) }
-        return 0
     }
 
     static func check(_ name: String, file: String, settings: JSONObject, toolchain: String) -> Finding {
@@ -55,7 +60,9 @@ public enum LibraryValidator {
         let loadTime = monotonicSeconds() - started
         let info = library.info
         let services = HostServices(log: { _, _ in }, sendEvent: { _ in .ok }, userId: { nil }, anonymousId: { "validator" },
-                                    http: HostServices.HTTP(get: { _, _ in .failed("the validator makes no requests") }))
+                                    http: HostServices.HTTP(get: { _, _ in .failed("the validator makes no requests") }, send: { _, answer in
+                                        ServiceThreads.later { answer(.refused("the validator sends no requests")) }
+                                    }))
         switch name {
         case "load":
             if loadTime > 0.5 { return verdict(.fail, "loading and the entry function took \(Int(loadTime * 1000)) ms (keep the entry function free of work)") }
@@ -86,7 +93,7 @@ public enum LibraryValidator {
         }
         guard info.role.contains(.destination) else { return verdict(.skip, "not a destination: no event hooks to call") }
         let instance: NativeIntegration
-        let threadsBefore = count("/proc/self/task"), fdsBefore = count("/proc/self/fd")
+        let threadsBefore = ServiceThreads.current(), fdsBefore = count("/proc/self/fd")
         do throws(PluginLoadError) {
             instance = try library.makeInstance(settings: settings, services: services)
         } catch {
@@ -119,11 +126,16 @@ public enum LibraryValidator {
             for event in sampleEvents() { _ = instance.deliverAllowingPending(event) }
             _ = instance.flush()
             instance.destroy()
-            // Threads that were told to stop may take a moment to be gone.
+            // Threads that were told to stop may take a moment to be gone. Those the host's services
+            // run on (answers to the library's HTTP requests) are the host's, not the library's.
+            func left() -> Set<pid_t> { ServiceThreads.current().subtracting(threadsBefore).subtracting(ServiceThreads.recorded) }
             let deadline = monotonicSeconds() + 2
-            while count("/proc/self/task") > threadsBefore, monotonicSeconds() < deadline { usleep(10_000) }
-            let threads = count("/proc/self/task") - threadsBefore, fds = count("/proc/self/fd") - fdsBefore
-            if threads > 0 { return verdict(.fail, "\(threads) thread\(threads == 1 ? "" : "s") still running after destroy (stop every thread in destroy)") }
+            while !left().isEmpty, monotonicSeconds() < deadline { usleep(10_000) }
+            let threads = left(), fds = count("/proc/self/fd") - fdsBefore
+            if !threads.isEmpty {
+                return verdict(.fail, "\(threads.count) thread\(threads.count == 1 ? "" : "s") still running after destroy (stop every thread in destroy): "
+                               + ServiceThreads.describe(threads))
+            }
             if fds > 0 { return verdict(.fail, "\(fds) file descriptor\(fds == 1 ? "" : "s") left open after destroy") }
             return verdict(.pass, "no thread or descriptor left")
         case "completions":
@@ -154,6 +166,54 @@ public enum LibraryValidator {
         }
     }
 
+    /// The threads of this process, by id, and those the validator's host services run on: a
+    /// thread a library started is one that is neither. The services' work runs on one thread the
+    /// validator starts and names (not libdispatch's pool, which may start a worker that never
+    /// runs the work and so is nobody's to record).
+    enum ServiceThreads {
+        private static let tids = Locked<Set<pid_t>>([])
+        private static let queue = Locked<[@Sendable () -> Void]>([])
+        private static let waiting = DispatchSemaphore(value: 0)
+        private static let server: Void = {
+            let thread = Thread {
+                record()
+                while true {
+                    waiting.wait()
+                    let work = queue.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+                    work?()
+                }
+            }
+            thread.name = "ah-validator-svc"
+            thread.start()
+        }()
+
+        /// Runs `work` later on the services' thread (an answer the ABI gives on another thread).
+        static func later(_ work: @escaping @Sendable () -> Void) {
+            server
+            queue.withLock { $0.append(work) }
+            waiting.signal()
+        }
+
+        /// Records the calling thread (its id from /proc/thread-self, "PID/task/TID").
+        static func record() {
+            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"),
+                  let tid = link.split(separator: "/").last.flatMap({ pid_t($0) }) else { return }
+            tids.withLock { _ = $0.insert(tid) }
+        }
+        static var recorded: Set<pid_t> { tids.withLock { $0 } }
+        /// "tid 12 (name), …": each thread by id and the name the kernel keeps for it.
+        static func describe(_ tids: Set<pid_t>) -> String {
+            tids.sorted().map { tid in
+                let name = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                return "tid \(tid) (\(name ?? "gone"))"
+            }.joined(separator: ", ")
+        }
+
+        static func current() -> Set<pid_t> {
+            Set(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).compactMap { pid_t($0) })
+        }
+    }
+
     static func count(_ directory: String) -> Int { (try? FileManager.default.contentsOfDirectory(atPath: directory).count) ?? 0 }
 
     /// One event of each type.
@@ -174,12 +234,18 @@ public enum LibraryValidator {
 
     // MARK: In the host
 
-    /// Runs every check, each in its own runner process bounded by `timeout` seconds.
-    public static func validate(file: String, settings: JSONObject, runner: String, timeout: Double) -> [Finding] {
-        checks.map { check in
+    /// Runs every check, each in its own runner process bounded by `timeout` seconds, as the user
+    /// a process-mode runner of `run` would be (`user`, when this host runs as root): a library
+    /// that passes here loads there.
+    public static func validate(file: String, settings: JSONObject, runner: String, timeout: Double, user: RunnerUser = .nobody) -> [Finding] {
+        if let problem = user.problem(reaching: file) {
+            return checks.map { Finding(check: $0.name, verdict: .fail, detail: "cannot be loaded: \(problem)") }
+        }
+        return checks.map { check in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: runner)
             process.arguments = ["--validate", check.name, file, "--settings", JSON.object(settings).serialized(), "--toolchain", SwiftToolchain.current]
+                + user.arguments
             let out = Pipe()
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice

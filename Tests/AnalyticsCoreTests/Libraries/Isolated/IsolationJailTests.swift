@@ -9,39 +9,16 @@ import Testing
 /// example in-process: every attack is refused, the host survives it and reports it, and the other
 /// destination gets every event.
 @Suite struct IsolationJailTests {
-    struct Setup {
-        let dir: String
-        let analytics: Analytics
-        let errors: ErrorLog
-        let hostileOutput: String
-        let fileOutput: String
-    }
+    typealias Setup = IsolatedBesideFile
 
     func start(dir made: String? = nil, hostileSettings: JSONObject = [:], configure: (inout Configuration) -> Void = { _ in }) throws -> Setup {
         let dir = made ?? makeTempDirectory("jail")
-        let plugins = dir + "/plugins"
-        mkdir(plugins, 0o755)
-        try FixtureBuilder.library("hostile", in: plugins)
-        try FixtureBuilder.plugin("Plugins/File/file.c", in: plugins, as: "libfile.so")
-        let errors = ErrorLog()
         // Its output goes to its own directory (the storage directory the host gives it).
         let own = dir + "/state/plugins/Hostile"
         var settings: JSONObject = ["path": .string(own + "/hostile.ndjson"), "isolation": "process"]
         settings.merge(hostileSettings)
-        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
-        config.settingsLocation = .defaultsOnly
-        config.trackApplicationLifecycleEvents = false
-        config.defaultSettings = Settings(["integrations": ["Hostile": .object(settings), "File": ["path": .string(dir + "/file.ndjson")]]])
-        config.pluginsDirectory = plugins
-        config.isolation.scanCacheFile = dir + "/scan-cache.json"
-        config.errorHandler = errors.handler
-        config.destinationOverflow = .wait(seconds: .infinity)
-        config.flushTimeout = 60
-        config.hookTimeout = 30
-        configure(&config)
         try FileManager.default.createDirectory(atPath: own, withIntermediateDirectories: true)
-        let analytics = Analytics(configuration: config)
-        return Setup(dir: dir, analytics: analytics, errors: errors, hostileOutput: own + "/hostile.ndjson", fileOutput: dir + "/file.ndjson")
+        return try IsolatedBesideFile(fixture: "hostile", key: "Hostile", settings: settings, output: own + "/hostile.ndjson", in: dir, configure: configure)
     }
 
     func lines(_ path: String) -> [JSON] {
@@ -61,7 +38,7 @@ import Testing
         let hostile = try #require(s.analytics.timeline.stats(forKey: "Hostile"))
         #expect(hostile.received == 50)
         #expect(hostile.failed == 1, "the event whose call forged the frame is given up after maxAttempts")
-        let seen = Set(lines(s.hostileOutput).compactMap { $0["properties"]?["n"]?.intValue })
+        let seen = Set(lines(s.libraryOutput).compactMap { $0["properties"]?["n"]?.intValue })
         #expect(seen.isSuperset(of: Set(1...50).subtracting([20])), "every other event reached the library")
         let reports = s.errors.messages.filter {
             $0.contains("sent the host a malformed frame (results frame claims 4294967295 outcomes in 4 bytes) and was ended")
@@ -72,7 +49,7 @@ import Testing
 
     /// The attacks of hostile.c's "Attacks" event, once as it tried them.
     func attacks(_ s: Setup) throws -> JSON {
-        try #require(lines(s.hostileOutput).first { $0["killHostThread"] != nil })
+        try #require(lines(s.libraryOutput).first { $0["killHostThread"] != nil })
     }
 
     /// A thread of this (the host's) process that is not its main thread.
@@ -147,7 +124,7 @@ import Testing
         #expect((file.delivered, file.failed) == (4, 0), "the other destination gets everything")
         let hostile = try #require(s.analytics.timeline.stats(forKey: "Hostile"))
         #expect((hostile.delivered, hostile.failed, hostile.restarts) == (4, 0, 0), "refused calls fail in the library; nothing crashes")
-        #expect(lines(s.hostileOutput).compactMap { $0["event"]?.stringValue } == ["Before", "After"])
+        #expect(lines(s.libraryOutput).compactMap { $0["event"]?.stringValue } == ["Before", "After"])
         for call in ["kill", "tgkill", "rt_sigqueueinfo", "fcntl", "prlimit64", "ioctl", "clone", "execve", "socket", "memfd_create",
                      "io_uring_setup"] {
             let reports = s.errors.messages.filter { $0.contains("(process-isolated) called \(call), which its jail refuses") }
@@ -233,7 +210,7 @@ import Testing
         #expect(a["writeOutside"]?.intValue == Int(EACCES), "a root-owned file in a granted directory: \(a)")
         #expect((try? String(contentsOfFile: rootOnly + "/owned-by-root", encoding: .utf8)) == "root's")
         #expect(lines(s.fileOutput).count == 3, "the other destination gets everything")
-        #expect(lines(s.hostileOutput).count == 3, "its own directory is its user's: it writes there")
+        #expect(lines(s.libraryOutput).count == 3, "its own directory is its user's: it writes there")
         #expect(s.errors.messages.contains { $0.contains("files:\(rootOnly)") && $0.contains("uid 65534 gid 65534") && $0.contains("cannot write") },
                 "the grant its user cannot use is reported: \(s.errors.messages)")
     }

@@ -8,40 +8,17 @@ import Testing
 /// and real crashes: a library that segfaults, hangs, crashes on every start or allocates without
 /// bound ends only its own process; the host completes and every other destination gets everything.
 @Suite struct IsolationTests {
-    struct Setup {
-        let dir: String
-        let analytics: Analytics
-        let errors: ErrorLog
-        let isolatedOutput: String
-        let fileOutput: String
-    }
+    typealias Setup = IsolatedBesideFile
 
     /// `Isolated` (tests/Fixtures/isolated.c) in process mode next to the File example in-process.
     func start(isolatedSettings: JSONObject = [:], configure: (inout Configuration) -> Void = { _ in }) throws -> Setup {
         let dir = makeTempDirectory("loader")
-        let plugins = dir + "/plugins"
-        mkdir(plugins, 0o755)
-        try FixtureBuilder.library("isolated", in: plugins)
-        try FixtureBuilder.plugin("Plugins/File/file.c", in: plugins, as: "libfile.so")
-        let errors = ErrorLog()
         // Its jail lets it write in the test's directory (its output, its marker).
         makeRunnerWritable(dir)
         var own: JSONObject = ["path": .string(dir + "/isolated.ndjson"), "isolation": ["mode": "process", "allow": [.string("files:" + dir)]],
                                "marker": .string(dir + "/marker")]
         own.merge(isolatedSettings)
-        var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state")
-        config.settingsLocation = .defaultsOnly
-        config.trackApplicationLifecycleEvents = false
-        config.defaultSettings = Settings(["integrations": ["Isolated": .object(own), "File": ["path": .string(dir + "/file.ndjson")]]])
-        config.pluginsDirectory = plugins
-        config.isolation.scanCacheFile = dir + "/scan-cache.json"
-        config.errorHandler = errors.handler
-        config.destinationOverflow = .wait(seconds: .infinity)
-        config.flushTimeout = 60
-        config.hookTimeout = 30
-        configure(&config)
-        let analytics = Analytics(configuration: config)
-        return Setup(dir: dir, analytics: analytics, errors: errors, isolatedOutput: dir + "/isolated.ndjson", fileOutput: dir + "/file.ndjson")
+        return try IsolatedBesideFile(fixture: "isolated", key: "Isolated", settings: own, output: dir + "/isolated.ndjson", in: dir, configure: configure)
     }
 
     @Test func aTrackHookThatSegfaultsOnEvent1000IsRestartedAndEveryEventIsDeliveredOrCountedFailed() throws {
@@ -58,7 +35,7 @@ import Testing
         #expect(readJSONLines(s.fileOutput).count == 3000)
         #expect((isolated.received, isolated.delivered, isolated.failed) == (3000, 3000, 1), "handed over, one of them failed")
         #expect(isolated.restarts == 3, "the event crashed it three times (maxAttempts), then it went on")
-        let seen = readJSONLines(s.isolatedOutput).compactMap { $0["properties"]?["n"]?.intValue }
+        let seen = readJSONLines(s.libraryOutput).compactMap { $0["properties"]?["n"]?.intValue }
         #expect(Set(seen) == Set(1...3000).subtracting([1000]), "every other event reached the library")
         #expect(seen.count == 2999, "what the library finished before it crashed is not sent again")
         #expect(seen == seen.sorted(), "in order")
@@ -79,7 +56,7 @@ import Testing
         let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
         #expect((isolated.received, isolated.delivered, isolated.failed, isolated.restarts) == (3, 3, 0, 1))
         // "Before" finished before the hang (the progress page says so): it is not sent again.
-        #expect(readJSONLines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["Before", "Hang", "After"])
+        #expect(readJSONLines(s.libraryOutput).compactMap { $0["event"]?.stringValue } == ["Before", "Hang", "After"])
         #expect(s.errors.messages.contains { $0.contains("did not answer within 0.5 s and was killed while processing track \"Hang\" event") },
                 "\(s.errors.messages)")
         #expect(readJSONLines(s.fileOutput).count == 3)
@@ -91,7 +68,7 @@ import Testing
         for name in ["One", "Flaky", "Two", "Three"] { s.analytics.track(name) }
         #expect(s.analytics.flush())
         #expect(s.analytics.shutdown())
-        #expect(readJSONLines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["One", "Flaky", "Two", "Three"],
+        #expect(readJSONLines(s.libraryOutput).compactMap { $0["event"]?.stringValue } == ["One", "Flaky", "Two", "Three"],
                 "as in-process: the retry holds the events behind it")
         let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
         #expect((isolated.delivered, isolated.failed, isolated.restarts) == (4, 0, 0))
@@ -133,7 +110,7 @@ import Testing
         #expect(warnings.count == 2, "\(logs.withLock { $0 })")
         #expect(warnings.contains { $0.contains("Isolated runs in process mode; the settings now ask for in-process") })
         #expect(warnings.contains { $0.contains("File runs in-process; the settings now ask for process mode") })
-        #expect(readJSONLines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
+        #expect(readJSONLines(s.libraryOutput).compactMap { $0["event"]?.stringValue } == ["After"])
     }
 
     /// "Allocate" (which allocates without bound) then "After" through the isolated library under
@@ -150,7 +127,7 @@ import Testing
         #expect(s.analytics.shutdown())
         let isolated = try #require(s.analytics.timeline.stats(forKey: "Isolated"))
         #expect((isolated.received, isolated.delivered, isolated.failed, isolated.restarts) == (2, 2, 1, 1))
-        #expect(readJSONLines(s.isolatedOutput).compactMap { $0["event"]?.stringValue } == ["After"])
+        #expect(readJSONLines(s.libraryOutput).compactMap { $0["event"]?.stringValue } == ["After"])
         return try #require(s.errors.messages.first { $0.contains("while processing track \"Allocate\" event") }, "\(s.errors.messages)")
     }
 
