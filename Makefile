@@ -45,29 +45,32 @@ run: build plugins
 	echo "--- first event uploaded: $$(head -c 300 $(DEMO)/received.ndjson | head -n 1)"; \
 	echo "--- File destination wrote $$(wc -l < $(DEMO)/file-destination.ndjson) lines to $(DEMO)/file-destination.ndjson"; \
 	if [ $$status -ne 0 ]; then exit $$status; fi; \
-	echo "--- the vendor libraries (Amplitude, PostHog) to their local fakes"; \
+	echo "--- the vendor libraries (Amplitude, PostHog, Mixpanel) to their local fakes"; \
 	$(MAKE) --no-print-directory run-vendors
 
-# The vendor libraries (docs/vendors/): examples/events.ndjson through Amplitude (C) and PostHog
-# (Swift) to their loopback fakes (`vendor-fake`, the strict fakes of the tests: nothing leaves the
-# machine), which write what they accepted to build/demo-vendors/{amplitude,posthog}.ndjson.
+# The vendor libraries (docs/vendors/): examples/events.ndjson through Amplitude (C), PostHog
+# (Swift) and Mixpanel (C) to their loopback fakes (`vendor-fake`, the strict fakes of the tests:
+# nothing leaves the machine), which write what they accepted to
+# build/demo-vendors/{amplitude,posthog,mixpanel}.ndjson.
 VENDOR_DEMO := $(BUILD_DIR)/demo-vendors
 run-vendors: build plugins
 	@rm -rf $(VENDOR_DEMO)
 	@mkdir -p $(VENDOR_DEMO)
 	@.build/debug/vendor-fake $(VENDOR_DEMO) 2> $(VENDOR_DEMO)/fake.log & fake=$$!; \
-	for i in $$(seq 100); do [ "$$(grep -c 'listening on' $(VENDOR_DEMO)/fake.log)" = 2 ] && break; sleep 0.1; done; \
+	for i in $$(seq 100); do [ "$$(grep -c 'listening on' $(VENDOR_DEMO)/fake.log)" = 3 ] && break; sleep 0.1; done; \
 	amplitude=$$(sed -n 's|.*Amplitude listening on \(http://[^ ]*\) .*|\1|p' $(VENDOR_DEMO)/fake.log); \
 	posthog=$$(sed -n 's|.*PostHog listening on \(http://[^ ]*\) .*|\1|p' $(VENDOR_DEMO)/fake.log); \
-	if [ -z "$$amplitude" ] || [ -z "$$posthog" ]; then cat $(VENDOR_DEMO)/fake.log; kill $$fake; exit 1; fi; \
-	printf '{"integrations":{"Amplitude":{"apiKey":"demo-amplitude-key","apiHost":"%s"},"PostHog":{"apiKey":"phc_demo_project_key","apiHost":"%s"}}}\n' \
-		"$$amplitude" "$$posthog" > $(VENDOR_DEMO)/settings.json; \
+	mixpanel=$$(sed -n 's|.*Mixpanel listening on \(http://[^ ]*\) .*|\1|p' $(VENDOR_DEMO)/fake.log); \
+	if [ -z "$$amplitude" ] || [ -z "$$posthog" ] || [ -z "$$mixpanel" ]; then cat $(VENDOR_DEMO)/fake.log; kill $$fake; exit 1; fi; \
+	printf '{"integrations":{"Amplitude":{"apiKey":"demo-amplitude-key","apiHost":"%s"},"PostHog":{"apiKey":"phc_demo_project_key","apiHost":"%s"},"Mixpanel":{"projectToken":"demo-mixpanel-token","apiSecret":"demo-mixpanel-secret","apiHost":"%s"}}}\n' \
+		"$$amplitude" "$$posthog" "$$mixpanel" > $(VENDOR_DEMO)/settings.json; \
 	cat $(VENDOR_DEMO)/fake.log; \
 	set -x; .build/debug/analytics-host run --settings $(VENDOR_DEMO)/settings.json --plugins $(PLUGINS_DIR) \
 		--storage $(VENDOR_DEMO)/storage --input examples/events.ndjson; status=$$?; set +x; \
-	kill -TERM $$fake; wait $$fake; tail -n 2 $(VENDOR_DEMO)/fake.log; \
+	kill -TERM $$fake; wait $$fake; tail -n 3 $(VENDOR_DEMO)/fake.log; \
 	echo "--- first Amplitude event: $$(head -n 1 $(VENDOR_DEMO)/amplitude.ndjson | head -c 300)"; \
 	echo "--- first PostHog event: $$(head -n 1 $(VENDOR_DEMO)/posthog.ndjson | head -c 300)"; \
+	echo "--- first Mixpanel event: $$(head -n 1 $(VENDOR_DEMO)/mixpanel.ndjson | head -c 300)"; \
 	exit $$status
 
 bench:
@@ -95,7 +98,7 @@ FIXTURES_DIR := $(BUILD_DIR)/fixtures
 SWIFTC ?= $(dir $(shell command -v $(SWIFT)))swiftc
 SWIFT_BIN := .build/debug
 
-plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so $(PLUGINS_DIR)/libamplitude.so swift-plugins live-plugins
+plugins: $(PLUGINS_DIR)/libfile.so $(PLUGINS_DIR)/libconsole.so $(PLUGINS_DIR)/libhello.so $(PLUGINS_DIR)/libredact.so $(PLUGINS_DIR)/libamplitude.so $(PLUGINS_DIR)/libmixpanel.so swift-plugins live-plugins
 
 # LivePlugins (Plugins/Live): JavaScript plugins on JavaScriptCore. Built only where the Debian
 # package libjavascriptcoregtk-4.1-dev is installed (`.ci/run` installs it); everything else
@@ -165,6 +168,12 @@ AMPLITUDE_SOURCES := $(wildcard Plugins/Amplitude/*.c)
 $(PLUGINS_DIR)/libamplitude.so: $(AMPLITUDE_SOURCES) Plugins/Amplitude/amplitude.h include/analytics_plugin.h
 	@mkdir -p $(PLUGINS_DIR)
 	$(CC) -std=c99 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include -o $@ $(AMPLITUDE_SOURCES) -lm -pthread
+
+# Mixpanel (docs/vendors/mixpanel.md): C, like Amplitude; it sends through the host's HTTP client.
+MIXPANEL_SOURCES := $(wildcard Plugins/Mixpanel/*.c)
+$(PLUGINS_DIR)/libmixpanel.so: $(MIXPANEL_SOURCES) Plugins/Mixpanel/mixpanel.h include/analytics_plugin.h
+	@mkdir -p $(PLUGINS_DIR)
+	$(CC) -std=c99 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include -o $@ $(MIXPANEL_SOURCES) -pthread
 
 # The ABI header must stay plain C99 and valid C++ (it is compiled by both kinds of plugins).
 abi-check:

@@ -775,7 +775,8 @@ typedef struct ah_http_response {
 /* Receives the answer to one request: called exactly once per request that `start` accepted, on
  * a host thread (never from inside `start`, never concurrently with itself for one request;
  * different requests may complete concurrently), at the latest before the instance's `destroy`
- * is called: requests still running then complete with AH_ERR_RETRYABLE "cancelled" first.
+ * is called: requests still running then complete with AH_ERR_RETRYABLE "cancelled" first, and
+ * `destroy` comes only after every `done` has returned (so it may free what `done` uses).
  * `user` is the value given to `start`. It may start another request. */
 typedef void (*ah_http_done_fn)(void *AH_NULLABLE user, uint64_t request_id,
                                 const ah_http_response *AH_NONNULL response);
@@ -841,6 +842,31 @@ typedef struct ah_host_finish_later {
     ah_status (*AH_NONNULL complete)(void *AH_NULLABLE ctx, uint64_t token, ah_status status,
                                      const char *AH_NULLABLE reason, size_t reason_len);
 } ah_host_finish_later;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host capability: when to try again (ABI 1.3, AH_EXT_RETRY_AFTER)
+ * ------------------------------------------------------------------------------------------- */
+
+/* A vendor that throttles says how long to wait (HTTP 429 or 503 with Retry-After). A library
+ * that is about to answer AH_ERR_RETRYABLE (returned from an event hook, or given through
+ * AH_EXT_FINISH_LATER's `complete`) tells the host first; the host's next retry of this
+ * instance's calls then waits at least that long (never less than its own backoff; at most its
+ * bound on one wait, 30 s by default: past that the call is retried at the bound and the library
+ * says again). Retry-After is about the service, not one event, so the wait is the instance's.
+ * In process mode the runner, which retries for its library, honours it the same way.
+ * A host without this table answers NULL: the library then waits nothing (the host backs off). */
+#define AH_EXT_RETRY_AFTER "analytics-host.retry-after/1"
+
+/* Owner: the host. Lifetime: as the ah_host it came from. */
+typedef struct ah_host_retry_after {
+    /* sizeof(ah_host_retry_after) as compiled by the host. */
+    uint32_t size;
+    /* The instance's next retry waits at least `delay_ms` from now (a later, longer delay wins
+     * over a shorter one given meanwhile; the wait is used by one retry, then forgotten).
+     * Returns AH_OK; AH_ERR_PERMANENT once the instance has ended. [any thread], including a
+     * `done` of AH_EXT_HTTP_REQUESTS and inside a hook. Never blocks. */
+    ah_status (*AH_NONNULL retry_after)(void *AH_NULLABLE ctx, uint32_t delay_ms);
+} ah_host_retry_after;
 
 /* ---------------------------------------------------------------------------------------------
  * Host capability: who the host is and what it logs (ABI 1.3, AH_EXT_HOST_INFO)

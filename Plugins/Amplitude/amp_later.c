@@ -9,7 +9,9 @@
  *                  request without the bad events
  *   400 naming none, 413   split in halves, each sent again at once, until the bad event is
  *                  alone (then AH_ERR_PERMANENT)
- *   408, 429, 5xx, no answer   AH_ERR_RETRYABLE (the host backs off and calls again)
+ *   408, 429, 5xx, no answer   AH_ERR_RETRYABLE (the host backs off and calls again; a
+ *                  Retry-After goes to the host first, AH_EXT_RETRY_AFTER, so its wait is at
+ *                  least that long)
  *   other 4xx      AH_ERR_PERMANENT
  * A call whose events span several requests gets the worst of their answers. Amplitude drops a
  * re-sent event by its insert_id, so a retry never counts twice. */
@@ -55,6 +57,7 @@ struct amp_later {
     const ah_host *host;
     const ah_host_finish_later *fl;
     const ah_host_http_requests *http;
+    const ah_host_retry_after *retry; /* NULL: the host has no AH_EXT_RETRY_AFTER */
     const amp_settings *settings;
     pthread_mutex_t lock;   /* guards `held` and each call's fields */
     item *held;
@@ -76,6 +79,8 @@ amp_later *amp_later_create(const ah_host *host, const amp_settings *settings) {
     if (!fl || !http || fl->size < sizeof *fl || http->size < sizeof *http) return NULL;
     if (!(later = (amp_later *)calloc(1, sizeof *later))) return NULL;
     later->host = host; later->fl = fl; later->http = http; later->settings = settings;
+    later->retry = (const ah_host_retry_after *)host->get_extension(host->ctx, AH_EXT_RETRY_AFTER);
+    if (later->retry && later->retry->size < sizeof *later->retry) later->retry = NULL;
     later->slots = http->max_in_flight >= 1 ? 1 : 0;
     pthread_mutex_init(&later->lock, NULL);
     return later;
@@ -109,6 +114,24 @@ static void send_upload(upload *u);
 static void request_done(amp_later *later);
 
 static void answer_upload(upload *u, const ah_http_response *r);
+
+/* A Retry-After in seconds (an HTTP date is left to the host's backoff) goes to the host. */
+static void pass_retry_after(amp_later *later, const ah_http_response *r) {
+    size_t i;
+    if (!later->retry) return;
+    for (i = 0; r->headers && i < r->header_count; i++) {
+        const ah_http_header *h = &r->headers[i];
+        if (h->name && h->value && h->name_len == 11 && memcmp(h->name, "retry-after", 11) == 0) {
+            char text[32], *end;
+            size_t n = h->value_len < sizeof text - 1 ? h->value_len : sizeof text - 1;
+            double seconds;
+            memcpy(text, h->value, n);
+            text[n] = 0;
+            seconds = strtod(text, &end);
+            if (end != text && seconds > 0 && seconds < 86400) later->retry->retry_after(later->host->ctx, (uint32_t)(seconds * 1000));
+        }
+    }
+}
 
 /* The host's answer to one request: frees its slot, then answers (and maybe re-sends) its events. */
 static void on_answer(void *user, uint64_t request_id, const ah_http_response *r) {
@@ -187,6 +210,7 @@ static void answer_upload(upload *u, const ah_http_response *r) {
         free_upload(u);
         return;
     }
+    if (amp_transient_status(r->status_code)) pass_retry_after(later, r);
     for (i = 0; i < u->count; i++)
         answer_item(later, &u->items[i], amp_transient_status(r->status_code) ? AH_ERR_RETRYABLE : AH_ERR_PERMANENT, why);
     free_upload(u);

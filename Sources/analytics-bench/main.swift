@@ -104,6 +104,13 @@ if CommandLine.arguments.dropFirst().first == "live" {
     exit(0)
 }
 
+// `analytics-bench vendors [N]`: only the vendor libraries' rows (each to its loopback fake).
+if CommandLine.arguments.dropFirst().first == "vendors" {
+    addVendorRows(events: CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 20_000 : 20_000)
+    print(table.render())
+    exit(0)
+}
+
 // `analytics-bench isolation`: only the process-isolation rows.
 if CommandLine.arguments.dropFirst().first == "isolation" {
     addIsolationRows()
@@ -212,6 +219,7 @@ if let liveDirectory = live.directory {
 }
 
 addIsolationRows()
+addVendorRows()
 
 let filter = filterBenchmark()
 table.add("destination filter (match \"Order *\" + drop_properties): evaluations/s", formatRate(filter.evaluationsPerSecond),

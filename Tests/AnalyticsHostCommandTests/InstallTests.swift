@@ -24,6 +24,7 @@ import Testing
             "/usr/share/man/man1/analytics-host.1", "/usr/lib/analytics-host/plugins/libfile.so",
             "/usr/lib/analytics-host/plugins/libMetricsIntegration.so",
             "/usr/lib/analytics-host/plugins/libamplitude.so", "/usr/lib/analytics-host/plugins/libPostHogIntegration.so",
+            "/usr/lib/analytics-host/plugins/libmixpanel.so",
         ]
         for file in installed { #expect(FileManager.default.fileExists(atPath: stage + file), "\(file) not installed") }
         let pc = try String(contentsOfFile: stage + "/usr/lib/pkgconfig/analytics-plugin.pc", encoding: .utf8)

@@ -1,13 +1,16 @@
 /* Fixture: an integration that uploads through the host (ABI 1.3, AH_EXT_HTTP_REQUESTS).
  * Its settings say what to send when the host has started:
- *   {"url": "<http url>", "requests": N, "method": "PUT", "gzip": true}
+ *   {"url": "<http url>", "requests": N, "method": "PUT", "gzip": true, "doneDelayMs": D}
+ * (D: each `done` waits that long after logging, as a slow callback would).
  * Request i (from 0) carries the body {"n":i} and the headers Content-Type and X-Request: i.
  * Every outcome is logged as one line, so the tests read what the library saw:
  *   "start i=<i> result=<status> id=<id> err=<reason>"
  *   "done id=<id> outcome=<status> status=<http> retry-after=<value> body=<body> err=<reason>"
- *   "destroy open=<requests started and not done>" */
-#define _POSIX_C_SOURCE 200809L
+ *   "destroy open=<requests started and not done>"
+ *   "destroy while a done callback runs" (a host bug: destroy frees what the callback uses) */
+#define _DEFAULT_SOURCE
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "analytics_plugin.h"
@@ -19,7 +22,9 @@ struct ah_instance {
     char method[16];
     int requests;
     int gzip;
+    int done_delay_ms;
     int open; /* started, not done: atomically updated (done runs on host threads) */
+    int in_done; /* done callbacks running, atomically updated */
 };
 
 static void say(ah_instance *self, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -59,6 +64,7 @@ static void member(const char *json, size_t len, const char *name, char *out, si
 static void on_done(void *user, uint64_t id, const ah_http_response *r) {
     ah_instance *self = (ah_instance *)user;
     char retry[64] = "", body[256] = "", error[256] = "";
+    __atomic_add_fetch(&self->in_done, 1, __ATOMIC_SEQ_CST);
     for (size_t i = 0; i < r->header_count; i++) {
         if (r->headers[i].name_len == 11 && memcmp(r->headers[i].name, "retry-after", 11) == 0) {
             size_t n = r->headers[i].value_len < sizeof retry - 1 ? r->headers[i].value_len : sizeof retry - 1;
@@ -74,7 +80,9 @@ static void on_done(void *user, uint64_t id, const ah_http_response *r) {
     error[n] = 0;
     say(self, "done id=%llu outcome=%d status=%d retry-after=%s body=%s err=%s", (unsigned long long)id,
         (int)r->outcome, (int)r->status_code, retry, body, error);
+    if (self->done_delay_ms > 0) usleep((useconds_t)self->done_delay_ms * 1000);
     __atomic_sub_fetch(&self->open, 1, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(&self->in_done, 1, __ATOMIC_SEQ_CST);
 }
 
 static void upload(ah_instance *self) {
@@ -114,6 +122,7 @@ static ah_status lifecycle(ah_instance *self, int32_t phase, char *err, size_t c
 }
 
 static void destroy(ah_instance *self) {
+    if (__atomic_load_n(&self->in_done, __ATOMIC_SEQ_CST) > 0) say(self, "destroy while a done callback runs");
     say(self, "destroy open=%d", __atomic_load_n(&self->open, __ATOMIC_SEQ_CST));
     free(self);
 }
@@ -134,6 +143,8 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
     self->requests = number[0] ? atoi(number) : 1;
     member(settings, len, "gzip", number, sizeof number);
     self->gzip = strcmp(number, "true") == 0;
+    member(settings, len, "doneDelayMs", number, sizeof number);
+    self->done_delay_ms = number[0] ? atoi(number) : 0;
     say(self, "max_in_flight=%u", (unsigned)http->max_in_flight);
     return self;
 }

@@ -1,4 +1,4 @@
-// vendor-fake: the loopback fakes of Amplitude's and PostHog's APIs as a process, for
+// vendor-fake: the loopback fakes of Amplitude's, PostHog's and Mixpanel's APIs as a process, for
 // `make run-vendors` (the demo of the vendor libraries; nothing leaves the machine).
 // Prints one "listening" line per vendor on stderr; on SIGTERM or SIGINT writes what each fake
 // accepted (one JSON event per line) to OUT_DIR/<vendor>.ndjson, prints a summary, exits 0.
@@ -15,9 +15,11 @@ guard arguments.count == 2 else {
 let outDirectory = arguments[1]
 let amplitude = try AmplitudeFake(apiKey: "demo-amplitude-key")
 let posthog = try PostHogFake(projectKey: "phc_demo_project_key")
+let mixpanel = try MixpanelFake(token: "demo-mixpanel-token", apiSecret: "demo-mixpanel-secret")
 FileHandle.standardError.write(Data("""
     vendor-fake: Amplitude listening on \(amplitude.baseURL) (api key \(amplitude.apiKey))
     vendor-fake: PostHog listening on \(posthog.baseURL) (project key \(posthog.projectKey))
+    vendor-fake: Mixpanel listening on \(mixpanel.baseURL) (project token \(mixpanel.token), API secret \(mixpanel.apiSecret))
 
     """.utf8))
 
@@ -41,9 +43,11 @@ let sources = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
 }
 stop.wait()
 let a = write(amplitude.events, to: "amplitude.ndjson"), p = write(posthog.events, to: "posthog.ndjson")
+let m = write(mixpanel.events + mixpanel.profileUpdates + mixpanel.groupUpdates, to: "mixpanel.ndjson")
 FileHandle.standardError.write(Data("""
     vendor-fake: Amplitude accepted \(amplitude.events.count) events in \(amplitude.server.requestCount) requests (\(amplitude.refused.count) refused) -> \(a)
     vendor-fake: PostHog accepted \(posthog.events.count) events in \(posthog.server.requestCount) requests (\(posthog.refused.count) refused) -> \(p)
+    vendor-fake: Mixpanel accepted \(mixpanel.events.count) events, \(mixpanel.profileUpdates.count) profile and \(mixpanel.groupUpdates.count) group updates in \(mixpanel.server.requestCount) requests (\(mixpanel.refused.count) refused) -> \(m)
 
     """.utf8))
 _ = sources

@@ -24,6 +24,7 @@ public final class AmplitudeFake: @unchecked Sendable {
     private var failures: [ScriptedResponse] = []
     private var _maxBodyBytes = 1_000_000
     private var _maxEvents = 2000
+    private var arrivals: [Double] = []
 
     public init(apiKey: String = "amp-test-api-key") throws {
         self.apiKey = apiKey
@@ -55,6 +56,9 @@ public final class AmplitudeFake: @unchecked Sendable {
         set { lock.lock(); _maxBodyBytes = newValue; lock.unlock() }
     }
 
+    /// When each request arrived (monotonic seconds), in order: the waits between attempts.
+    public var requestTimes: [Double] { lock.lock(); defer { lock.unlock() }; return arrivals }
+
     /// Answers the next `times` requests with `response` before looking at them.
     public func failNext(_ response: ScriptedResponse, times: Int = 1) {
         lock.lock(); failures += Array(repeating: response, count: times); lock.unlock()
@@ -69,6 +73,7 @@ public final class AmplitudeFake: @unchecked Sendable {
 
     func answer(_ request: RecordedRequest) -> ScriptedResponse {
         lock.lock()
+        arrivals.append(monotonicSeconds())
         let failure = failures.isEmpty ? nil : failures.removeFirst()
         let maxBytes = _maxBodyBytes, maxEvents = _maxEvents
         lock.unlock()

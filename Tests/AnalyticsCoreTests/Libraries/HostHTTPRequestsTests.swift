@@ -58,6 +58,19 @@ import Testing
     }
 
     @Test(arguments: [IsolationMode.inProcess, .process])
+    func destroyWaitsForADoneCallbackStillRunning(mode: IsolationMode) throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let c = try client(["url": .string(server.baseURL + "/fast"), "doneDelayMs": 600], mode: mode)
+        // The answer came and its callback is in its 600 ms: the instance ends now.
+        #expect(eventually { !c.lines(of: "Uploader", starting: "done ").isEmpty })
+        _ = c.analytics.shutdown()
+        let lines = c.lines(of: "Uploader")
+        #expect(!lines.contains("destroy while a done callback runs"), "\(lines)")
+        #expect(lines.last == "destroy open=0", "\(lines)")
+    }
+
+    @Test(arguments: [IsolationMode.inProcess, .process])
     func aMalformedURLIsRefusedAtOnceAndARefusedConnectionCompletesRetryable(mode: IsolationMode) throws {
         let bad = try client(["url": "not a url"], mode: mode)
         #expect(eventually { !bad.lines(of: "Uploader", starting: "start ").isEmpty })

@@ -16,6 +16,7 @@ enum HostExtensions {
         case AH_EXT_HTTP_REQUESTS: return services.http == nil ? nil : UnsafeRawPointer(httpRequests)
         case AH_EXT_FINISH_LATER: return UnsafeRawPointer(finishLater)
         case AH_EXT_HOST_INFO: return UnsafeRawPointer(hostInfo)
+        case AH_EXT_RETRY_AFTER: return UnsafeRawPointer(retryAfter)
         default: return nil
         }
     }

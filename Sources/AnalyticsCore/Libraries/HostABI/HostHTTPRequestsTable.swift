@@ -6,8 +6,9 @@ import Foundation
 /// One `HTTPRequestsInFlight` per instance keeps the requests it started and their `done`
 /// callbacks. Each callback runs exactly once: when the answer comes, or, for requests still
 /// running when the instance ends, with a "cancelled" failure before its `destroy` (the real
-/// answer arriving afterwards finds nothing to call). The bound on requests running at once is
-/// per instance, so one library's uploads cannot take every connection of the process.
+/// answer arriving afterwards finds nothing to call), and `destroy` waits for a callback that is
+/// still running (a library frees what its callback uses there). The bound on requests running
+/// at once is per instance, so one library's uploads cannot take every connection of the process.
 final class HTTPRequestsInFlight: Sendable {
     static let maxInFlight = 4
 
@@ -21,8 +22,12 @@ final class HTTPRequestsInFlight: Sendable {
         var next: UInt64 = 1
         var running: [UInt64: Completion] = [:]
         var ended = false
+        /// `done` callbacks in progress (their requests already left `running`).
+        var calling = 0
     }
     private let state = Locked(State())
+    /// Signalled when a `done` callback returns while the instance is ending.
+    private let returned = NSCondition()
     private let key: String
 
     init(key: String) { self.key = key }
@@ -46,8 +51,16 @@ final class HTTPRequestsInFlight: Sendable {
 
     /// The answer of request `id`: calls its `done` unless it was already completed (cancelled).
     func finish(_ id: UInt64, _ answer: NativeHTTPAnswer) {
-        guard let completion = state.withLock({ $0.running.removeValue(forKey: id) }) else { return }
+        guard let completion = state.withLock({ s -> Completion? in
+            guard let c = s.running.removeValue(forKey: id) else { return nil }
+            s.calling += 1
+            return c
+        }) else { return }
         Self.call(completion, id: id, answer)
+        returned.lock()
+        state.withLock { $0.calling -= 1 }
+        returned.broadcast()
+        returned.unlock()
     }
 
     /// The instance is ending: every request still running completes now as cancelled.
@@ -60,6 +73,13 @@ final class HTTPRequestsInFlight: Sendable {
         for (id, completion) in left {
             Self.call(completion, id: id, .failed("cancelled: the instance is ending before the request finished"))
         }
+        // An answer that came just before: its callback may still be running on a host thread.
+        // `destroy` comes after it returned (callbacks must not block: the wait is short; a
+        // callback stuck for 10 s is given up on, as the host gives up on a hung hook).
+        let deadline = Date(timeIntervalSinceNow: 10)
+        returned.lock()
+        while state.withLock({ $0.calling }) > 0, returned.wait(until: deadline) {}
+        returned.unlock()
     }
 
     var runningCount: Int { state.withLock { $0.running.count } }

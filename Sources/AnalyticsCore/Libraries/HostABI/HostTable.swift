@@ -13,6 +13,8 @@ final class HostTable: @unchecked Sendable {
     let httpRequestsInFlight: HTTPRequestsInFlight
     /// AH_EXT_FINISH_LATER: this instance's calls that answered pending.
     let pendingCalls: PendingCalls
+    /// AH_EXT_RETRY_AFTER: how long this instance's next retry waits at least.
+    let retryHint = RetryHint()
 
     init(_ services: HostServices) {
         self.services = services
@@ -47,6 +49,7 @@ final class HostTable: @unchecked Sendable {
         extensionLock.withLock { signalsTable }?.removeAll()
         httpRequestsInFlight.cancelAll()
         _ = pendingCalls.end()
+        retryHint.end()
     }
 
     /// The services behind a table's `ctx`; nil once revoked (`function` names the late call).

@@ -43,7 +43,7 @@ extension NativeDestination {
                 }
             }
             guard !again.isEmpty else { return }
-            Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
+            Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt, hint: integration.retryHint))
             attempt += 1
             events = again
         }

@@ -53,7 +53,7 @@ extension NativeDestination {
                 return true
             case .done(let result):
                 if case .retryable = result, attempt < retryPolicy.maxAttempts {
-                    Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
+                    Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt, hint: integration.retryHint))
                     attempt += 1
                     continue
                 }
@@ -84,7 +84,7 @@ extension NativeDestination {
         guard !retries.isEmpty else { return }
         // One backoff for the round (a batch the vendor refused comes back as many answers at once),
         // then the events again, in the order they first arrived.
-        Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: retries.map(\.attempt).min()!))
+        Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: retries.map(\.attempt).min()!, hint: integration.retryHint))
         for p in retries where !deliverEvent(p.event, attempt: p.attempt + 1) && !integration.isCallable { countAbandoned() }
     }
 

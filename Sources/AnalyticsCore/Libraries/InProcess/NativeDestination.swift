@@ -161,7 +161,7 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
         if result.isOK { return true }
         var attempt = 1
         while case .retryable = result, attempt < retryPolicy.maxAttempts {
-            Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
+            Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt, hint: integration.retryHint))
             attempt += 1
             result = call()
         }
@@ -192,13 +192,16 @@ package struct NativeRetryPolicy: Sendable, Equatable {
     public var maxAttempts: Int
     /// Wait before the second attempt, in seconds; doubled for each further one.
     public var initialDelay: Double
-    /// Longest single wait, in seconds.
+    /// Longest single wait of the backoff, in seconds.
     public var maxDelay: Double
+    /// Longest wait a library's Retry-After (`AH_EXT_RETRY_AFTER`) may ask for, in seconds.
+    public var maxHintedDelay: Double
 
-    public init(maxAttempts: Int = 4, initialDelay: Double = 0.1, maxDelay: Double = 2) {
+    public init(maxAttempts: Int = 4, initialDelay: Double = 0.1, maxDelay: Double = 2, maxHintedDelay: Double = 30) {
         self.maxAttempts = max(1, maxAttempts)
         self.initialDelay = max(0, initialDelay)
         self.maxDelay = max(0, maxDelay)
+        self.maxHintedDelay = max(0, maxHintedDelay)
     }
 
     /// The wait after failed attempt `attempt` (1-based).

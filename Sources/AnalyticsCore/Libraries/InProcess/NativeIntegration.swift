@@ -163,6 +163,9 @@ package final class NativeIntegration: @unchecked Sendable {
     /// This instance's pending calls (answers arrive there from any thread).
     var pendingCalls: PendingCalls { services.pendingCalls }
 
+    /// This instance's Retry-After, as its library passed it on (ABI 1.3, `AH_EXT_RETRY_AFTER`).
+    var retryHint: RetryHint { services.retryHint }
+
     /// Like `deliver`, but the hook may answer pending.
     func deliverAllowingPending(_ event: Event) -> EventAnswer {
         let hook: EventHook?

@@ -154,7 +154,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
         let keeps = NativeLogLevel.threshold(of: analytics.configuration)
         start["logThreshold"] = .number(JSONNumber(Int(([NativeLogLevel.debug, .info, .warn, .error].first(where: keeps) ?? .error).rawValue)))
         start["retry"] = ["maxAttempts": .number(Double(retryPolicy.maxAttempts)), "initialDelay": .number(retryPolicy.initialDelay),
-                          "maxDelay": .number(retryPolicy.maxDelay)]
+                          "maxDelay": .number(retryPolicy.maxDelay), "maxHintedDelay": .number(retryPolicy.maxHintedDelay)]
         startPayload = JSON.object(start).serializedBytes()
         client.withLock {
             $0.services = .forwarding(to: analytics, key: info.key)

@@ -277,7 +277,8 @@ package enum PluginRunner {
             if let retry = start["retry"]?.objectValue {
                 retryPolicy = NativeRetryPolicy(maxAttempts: retry["maxAttempts"]?.intValue ?? 4,
                                                 initialDelay: retry["initialDelay"]?.doubleValue ?? 0.1,
-                                                maxDelay: retry["maxDelay"]?.doubleValue ?? 2)
+                                                maxDelay: retry["maxDelay"]?.doubleValue ?? 2,
+                                                maxHintedDelay: retry["maxHintedDelay"]?.doubleValue ?? 30)
             }
             if let timeout = start["hookTimeout"]?.doubleValue { hookTimeout = timeout }
             if let least = start["logThreshold"]?.intValue { logThreshold = Int32(least) }
@@ -374,7 +375,7 @@ package enum PluginRunner {
                 while status == ah_status(AH_ERR_RETRYABLE), batched == nil, attempt < retryPolicy.maxAttempts, op != .destroy, op != .application {
                     flushResults()
                     out.frame(.results) { $0.u32(0) }
-                    Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
+                    sleepBeating(retryPolicy.delay(afterAttempt: attempt, hint: table?.retryHint), beat: beat)
                     attempt += 1
                     currentAttempt = attempt
                     (status, message) = payload.withUnsafeBufferPointer { all -> (ah_status, String) in

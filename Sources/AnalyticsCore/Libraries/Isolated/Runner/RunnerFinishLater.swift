@@ -74,7 +74,7 @@ extension PluginRunner.Server {
         }
         if !retries.isEmpty {
             beat()
-            Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: retries.map(\.attempt).min()!))
+            sleepBeating(retryPolicy.delay(afterAttempt: retries.map(\.attempt).min()!, hint: table?.retryHint), beat: beat)
             for p in retries { redeliver(p, beat: beat) }
         }
         if !parked.isEmpty { pending.scheduleExpiryWake() }
@@ -92,7 +92,7 @@ extension PluginRunner.Server {
             case ah_status(AH_OK), Self.parkedStatus: return
             case ah_status(AH_ERR_RETRYABLE) where attempt < retryPolicy.maxAttempts:
                 beat()
-                Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
+                sleepBeating(retryPolicy.delay(afterAttempt: attempt, hint: table?.retryHint), beat: beat)
                 attempt += 1
             case ah_status(AH_ERR_RETRYABLE):
                 settled(failed: "\(p.op.hookName) failed after \(attempt) attempt\(attempt == 1 ? "" : "s"): \(message)")
@@ -101,6 +101,17 @@ extension PluginRunner.Server {
                 settled(failed: "\(p.op.hookName) failed: \(message)")
                 return
             }
+        }
+    }
+
+    /// Sleeps `seconds` (a Retry-After may be long) in slices, telling the host it is alive.
+    func sleepBeating(_ seconds: Double, beat: () -> Void) {
+        let end = monotonicSeconds() + seconds
+        while true {
+            let left = end - monotonicSeconds()
+            if left <= 0 { return }
+            Thread.sleep(forTimeInterval: min(left, 1))
+            if left > 1 { beat() }
         }
     }
 
@@ -180,7 +191,7 @@ extension PluginRunner.Server {
             }
             guard !again.isEmpty else { break }
             beat()
-            Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt))
+            sleepBeating(retryPolicy.delay(afterAttempt: attempt, hint: table?.retryHint), beat: beat)
             attempt += 1
             open = again
         }

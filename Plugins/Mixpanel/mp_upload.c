@@ -1,0 +1,515 @@
+/* Delivery to Mixpanel through the host's HTTP client (ABI 1.3, AH_EXT_HTTP_REQUESTS).
+ *
+ * A call's records are held with the call. With AH_EXT_FINISH_LATER the hook answers AH_PENDING
+ * and the records go in batches (one request at a time, so Mixpanel sees a user's records in
+ * order); without it (or when the host gives the call no token) they go at once and the hook
+ * waits for Mixpanel's answer. Each endpoint gets its own requests: events to /import (or
+ * /track), profile updates to /engage, group updates to /groups, each a JSON array of at most
+ * `batchSize` records and the byte limit. Mixpanel's answer completes every call of a request:
+ *
+ *   2xx                    AH_OK (a verbose answer with "status":0 counts as a 400 naming none)
+ *   400 with failed_records (strict /import): the named records are refused for good
+ *                          (AH_ERR_PERMANENT, naming the messageId and Mixpanel's message); the
+ *                          others were imported (AH_OK)
+ *   400 naming none, 413   split in halves, each sent again at once, until the bad record is
+ *                          alone (then AH_ERR_PERMANENT)
+ *   408, 429, 5xx, no answer   AH_ERR_RETRYABLE; a Retry-After goes to the host first
+ *                          (AH_EXT_RETRY_AFTER), whose retry then waits at least that long
+ *   other 4xx (401: a wrong API secret)   AH_ERR_PERMANENT
+ * A call whose records span several requests gets the worst of their answers. Mixpanel drops a
+ * re-sent event by its $insert_id, so a retried batch never counts twice. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "mixpanel.h"
+
+/* One call of a hook: answered once every one of its records is answered. */
+typedef struct call {
+    uint64_t token;        /* 0: a call answered synchronously (its hook waits on `answered`) */
+    int remaining;
+    ah_status worst;
+    int done, abandoned;   /* synchronous calls only */
+    char message_id[256];
+    char reason[1800];
+} call;
+
+typedef struct item {
+    char *json;
+    size_t len;
+    int endpoint;
+    call *owner;
+} item;
+
+/* One request: its records and what it needs from the settings, copied when it is made (a
+ * split half is sent from a host thread while `update` may replace the settings). */
+typedef struct batch {
+    mp_upload *up;
+    int endpoint;
+    char url[1024];
+    char authorization[400];
+    int gzip;
+    int timeout_ms;
+    int count;
+    item *items;
+    struct batch *next;
+} batch;
+
+struct mp_upload {
+    const ah_host *host;
+    const ah_host_http_requests *http;
+    const ah_host_finish_later *fl;      /* NULL: every call is answered synchronously */
+    const ah_host_retry_after *retry;    /* NULL: the host has no AH_EXT_RETRY_AFTER */
+    mp_settings settings;                /* a copy: update replaces it under the lock */
+    pthread_mutex_t lock;                /* guards everything below and each call's fields */
+    pthread_cond_t answered;             /* a synchronous call was answered */
+    item *held;
+    int held_count, held_cap, held_calls;
+    batch *queue_head, *queue_tail;
+    int in_flight, slots;
+};
+
+mp_upload *mp_upload_create(const ah_host *host, const mp_settings *settings, char *err, size_t cap) {
+    mp_upload *up;
+    const ah_host_http_requests *http = NULL;
+    if (AH_HAS_FIELD(host, ah_host, get_extension))
+        http = (const ah_host_http_requests *)host->get_extension(host->ctx, AH_EXT_HTTP_REQUESTS);
+    if (!http || http->size < sizeof *http) {
+        snprintf(err, cap, "Mixpanel: this host offers no HTTP requests (ABI 1.3's %s), which the library sends through", AH_EXT_HTTP_REQUESTS);
+        return NULL;
+    }
+    if (!(up = (mp_upload *)calloc(1, sizeof *up))) { snprintf(err, cap, "Mixpanel: out of memory"); return NULL; }
+    up->host = host;
+    up->http = http;
+    up->settings = *settings;
+    up->fl = (const ah_host_finish_later *)host->get_extension(host->ctx, AH_EXT_FINISH_LATER);
+    if (up->fl && up->fl->size < sizeof *up->fl) up->fl = NULL;
+    up->retry = (const ah_host_retry_after *)host->get_extension(host->ctx, AH_EXT_RETRY_AFTER);
+    if (up->retry && up->retry->size < sizeof *up->retry) up->retry = NULL;
+    up->slots = http->max_in_flight >= 1 ? 1 : 0;
+    pthread_mutex_init(&up->lock, NULL);
+    pthread_cond_init(&up->answered, NULL);
+    return up;
+}
+
+/* Records one record's answer in its call; answers the call when it was the last. */
+static void answer_item(mp_upload *up, item *it, ah_status status, const char *why) {
+    call *c = it->owner;
+    int last, free_it = 0;
+    uint64_t token;
+    pthread_mutex_lock(&up->lock);
+    token = c->token; /* read under the lock: a synchronous call's waiter frees it once done */
+    if (status == AH_ERR_PERMANENT || (status == AH_ERR_RETRYABLE && c->worst == AH_OK)) {
+        if (!(status == AH_ERR_PERMANENT && c->worst == AH_ERR_PERMANENT)) snprintf(c->reason, sizeof c->reason, "%s", why);
+        c->worst = status;
+    }
+    last = --c->remaining == 0;
+    if (last && !token) {
+        c->done = 1;
+        free_it = c->abandoned;
+        pthread_cond_broadcast(&up->answered);
+    }
+    pthread_mutex_unlock(&up->lock);
+    if (!last) return;
+    if (token) {
+        up->fl->complete(up->host->ctx, token, c->worst, c->reason, strlen(c->reason));
+        free(c);
+    } else if (free_it) {
+        free(c);
+    }
+}
+
+static void free_batch(batch *b) {
+    int i;
+    for (i = 0; i < b->count; i++) free(b->items[i].json);
+    free(b->items);
+    free(b);
+}
+
+static void start_batch(batch *b);
+static void send_batch(batch *b);
+static void request_done(mp_upload *up);
+
+static int transient(int status) {
+    return status == 408 || status == 429 || (status >= 500 && status < 600 && status != 501 && status != 505);
+}
+
+/* Retry-After (seconds, or an HTTP date: then the library waits the host's own backoff) to the host. */
+static void pass_retry_after(mp_upload *up, const ah_http_response *r) {
+    size_t i;
+    if (!up->retry) return;
+    for (i = 0; r->headers && i < r->header_count; i++) {
+        const ah_http_header *h = &r->headers[i];
+        if (h->name_len == 11 && h->name && memcmp(h->name, "retry-after", 11) == 0 && h->value) {
+            char text[32];
+            double seconds;
+            size_t n = h->value_len < sizeof text - 1 ? h->value_len : sizeof text - 1;
+            char *end;
+            memcpy(text, h->value, n);
+            text[n] = 0;
+            seconds = strtod(text, &end);
+            if (end != text && seconds > 0 && seconds < 86400)
+                up->retry->retry_after(up->host->ctx, (uint32_t)(seconds * 1000));
+        }
+    }
+}
+
+/* Splits `b` in halves, each sent on its own; false when out of memory. */
+static int split(batch *b) {
+    int half = b->count / 2;
+    batch *second = (batch *)malloc(sizeof *second);
+    item *items = (item *)malloc((size_t)(b->count - half) * sizeof(item));
+    if (!second || !items) { free(second); free(items); return 0; }
+    *second = *b;
+    memcpy(items, b->items + half, (size_t)(b->count - half) * sizeof(item));
+    second->items = items;
+    second->count = b->count - half;
+    second->next = NULL;
+    b->count = half;
+    start_batch(b);
+    start_batch(second);
+    return 1;
+}
+
+/* The whole body as a NUL-terminated copy (NULL when there is none or no memory). */
+static char *body_copy(const ah_http_response *r) {
+    char *text;
+    if (!r->body || !r->body_len) return NULL;
+    if (!(text = (char *)malloc(r->body_len + 1))) return NULL;
+    memcpy(text, r->body, r->body_len);
+    text[r->body_len] = 0;
+    return text;
+}
+
+/* A 2xx from /track, /engage or /groups with verbose=1 says {"status":1} or {"status":0,"error"}. */
+static int verbose_refusal(const char *body) {
+    return body && strstr(body, "\"status\":0") != NULL;
+}
+
+static void answer_batch(batch *b, const ah_http_response *r) {
+    mp_upload *up = b->up;
+    char why[1800], excerpt[400];
+    char *whole = body_copy(r);
+    int i, refused_whole;
+    snprintf(excerpt, sizeof excerpt, "%s", whole ? whole : "");
+    if (r->outcome != AH_OK) {
+        snprintf(why, sizeof why, "Mixpanel: POST %s failed: %.*s", b->url, (int)(r->error_len < 300 ? r->error_len : 300),
+                 r->error ? r->error : "");
+        for (i = 0; i < b->count; i++) answer_item(up, &b->items[i], AH_ERR_RETRYABLE, why);
+        goto done;
+    }
+    snprintf(why, sizeof why, "Mixpanel: POST %s answered %d: %s", b->url, (int)r->status_code, excerpt);
+    refused_whole = r->status_code >= 200 && r->status_code < 300 && verbose_refusal(whole);
+    if (r->status_code >= 200 && r->status_code < 300 && !refused_whole) {
+        for (i = 0; i < b->count; i++) answer_item(up, &b->items[i], AH_OK, "");
+        goto done;
+    }
+    if (r->status_code == 400 || r->status_code == 413 || refused_whole) {
+        char *bad = (char *)calloc((size_t)b->count, 1);
+        int named = bad && whole && r->status_code == 400 ? mp_failed_records(whole, r->body_len, b->count, bad) : 0;
+        if (named > 0) {
+            /* Strict /import: only the named records were refused; the others are in. */
+            for (i = 0; i < b->count; i++) {
+                char one[1800];
+                if (!bad[i]) { answer_item(up, &b->items[i], AH_OK, ""); continue; }
+                snprintf(one, sizeof one, "Mixpanel: refused the event %.200s: %.1500s", b->items[i].owner->message_id, why);
+                answer_item(up, &b->items[i], AH_ERR_PERMANENT, one);
+            }
+            free(bad);
+            goto done;
+        }
+        free(bad);
+        if (b->count > 1) {
+            free(whole);
+            if (split(b)) return;
+            for (i = 0; i < b->count; i++) answer_item(up, &b->items[i], AH_ERR_RETRYABLE, "Mixpanel: out of memory splitting a request");
+            free_batch(b);
+            return;
+        }
+        {
+            char one[1800];
+            snprintf(one, sizeof one, "Mixpanel: refused the event %.200s: %.1500s", b->items[0].owner->message_id, why);
+            answer_item(up, &b->items[0], AH_ERR_PERMANENT, one);
+        }
+        goto done;
+    }
+    if (transient(r->status_code)) pass_retry_after(up, r);
+    for (i = 0; i < b->count; i++)
+        answer_item(up, &b->items[i], transient(r->status_code) ? AH_ERR_RETRYABLE : AH_ERR_PERMANENT, why);
+done:
+    free(whole);
+    free_batch(b);
+}
+
+/* The host's answer to one request: frees its slot, answers its records, starts what waits. */
+static void on_answer(void *user, uint64_t request_id, const ah_http_response *r) {
+    batch *b = (batch *)user;
+    mp_upload *up = b->up;
+    (void)request_id;
+    pthread_mutex_lock(&up->lock);
+    up->in_flight--;
+    pthread_mutex_unlock(&up->lock);
+    answer_batch(b, r);
+    request_done(up);
+}
+
+/* Starts `b` now when a request slot is free, else queues it. */
+static void start_batch(batch *b) {
+    mp_upload *up = b->up;
+    int now;
+    pthread_mutex_lock(&up->lock);
+    now = up->in_flight < up->slots;
+    if (now) up->in_flight++;
+    else {
+        b->next = NULL;
+        if (up->queue_tail) up->queue_tail->next = b;
+        else up->queue_head = b;
+        up->queue_tail = b;
+    }
+    pthread_mutex_unlock(&up->lock);
+    if (now) send_batch(b);
+}
+
+static void upload_held(mp_upload *up);
+
+/* A slot came free: start the oldest queued batch, or else send what gathered meanwhile. */
+static void request_done(mp_upload *up) {
+    batch *b;
+    int held;
+    pthread_mutex_lock(&up->lock);
+    b = up->queue_head;
+    if (b && up->in_flight < up->slots) {
+        up->queue_head = b->next;
+        if (!up->queue_head) up->queue_tail = NULL;
+        up->in_flight++;
+    } else {
+        b = NULL;
+    }
+    held = !up->queue_head && up->held_count > 0;
+    pthread_mutex_unlock(&up->lock);
+    if (b) send_batch(b);
+    else if (held) upload_held(up);
+}
+
+static void send_batch(batch *b) {
+    mp_upload *up = b->up;
+    static const char content_type[] = "application/json";
+    ah_http_header headers[2];
+    ah_http_request request;
+    mp_buf body = {0};
+    char err[512];
+    size_t header_count = 1;
+    int i;
+    mp_buf_add(&body, "[", 1);
+    for (i = 0; i < b->count; i++) {
+        if (i) mp_buf_add(&body, ",", 1);
+        mp_buf_add(&body, b->items[i].json, b->items[i].len);
+    }
+    mp_buf_add(&body, "]", 1);
+    headers[0].name = "Content-Type"; headers[0].name_len = 12;
+    headers[0].value = content_type; headers[0].value_len = sizeof content_type - 1;
+    if (b->authorization[0]) {
+        headers[1].name = "Authorization"; headers[1].name_len = 13;
+        headers[1].value = b->authorization; headers[1].value_len = strlen(b->authorization);
+        header_count = 2;
+    }
+    memset(&request, 0, sizeof request);
+    request.size = sizeof request;
+    request.flags = b->gzip ? AH_HTTP_GZIP : 0;
+    request.method = "POST"; request.method_len = 4;
+    request.url = b->url; request.url_len = strlen(b->url);
+    request.headers = headers; request.header_count = header_count;
+    request.body = body.data; request.body_len = body.len;
+    request.timeout_ms = (uint32_t)b->timeout_ms;
+    err[0] = 0;
+    if (body.failed) snprintf(err, sizeof err, "Mixpanel: out of memory building a request");
+    else if (up->http->start(up->host->ctx, &request, on_answer, b, NULL, err, sizeof err) == AH_OK) {
+        mp_buf_free(&body);
+        return;
+    }
+    mp_buf_free(&body);
+    /* Not started (the host is stopping, or out of memory): every call is answered retryable. */
+    pthread_mutex_lock(&up->lock);
+    up->in_flight--;
+    pthread_mutex_unlock(&up->lock);
+    for (i = 0; i < b->count; i++) answer_item(up, &b->items[i], AH_ERR_RETRYABLE, err);
+    free_batch(b);
+    request_done(up);
+}
+
+static const char *url_for(const mp_settings *s, int endpoint) {
+    return endpoint == MP_ENGAGE ? s->engage_url : endpoint == MP_GROUPS ? s->groups_url : s->events_url;
+}
+
+/* Takes what is held and sends it, per endpoint, in requests within the limits. */
+static void upload_held(mp_upload *up) {
+    item *items;
+    int count, endpoint;
+    mp_settings copy;
+    const mp_settings *s = &copy;
+    pthread_mutex_lock(&up->lock);
+    copy = up->settings;
+    items = up->held; count = up->held_count;
+    up->held = NULL; up->held_count = up->held_cap = up->held_calls = 0;
+    pthread_mutex_unlock(&up->lock);
+    for (endpoint = MP_EVENTS; endpoint <= MP_GROUPS; endpoint++) {
+        batch *b = NULL;
+        size_t bytes = 0;
+        size_t limit = endpoint == MP_EVENTS && s->secret[0] ? s->max_bytes : (s->max_bytes < 1000000 ? s->max_bytes : 1000000);
+        int i;
+        for (i = 0; i <= count; i++) {
+            int fits = i < count && b && b->count < s->max_events && bytes + items[i].len + 1 <= limit;
+            if (b && (i == count || (items[i].endpoint == endpoint && !fits))) {
+                start_batch(b);
+                b = NULL;
+            }
+            if (i == count || items[i].endpoint != endpoint) continue;
+            if (!b) {
+                b = (batch *)calloc(1, sizeof *b);
+                if (b) b->items = (item *)malloc((size_t)(count - i < s->max_events ? count - i : s->max_events) * sizeof(item));
+                if (!b || !b->items) {
+                    free(b);
+                    b = NULL;
+                    answer_item(up, &items[i], AH_ERR_RETRYABLE, "Mixpanel: out of memory");
+                    free(items[i].json);
+                    continue;
+                }
+                b->up = up;
+                b->endpoint = endpoint;
+                snprintf(b->url, sizeof b->url, "%.1000s", url_for(s, endpoint));
+                if (endpoint == MP_EVENTS) snprintf(b->authorization, sizeof b->authorization, "%.390s", s->authorization);
+                b->gzip = s->gzip && endpoint == MP_EVENTS && s->secret[0];
+                b->timeout_ms = s->timeout_ms;
+                bytes = 0;
+            }
+            b->items[b->count++] = items[i];
+            bytes += items[i].len + 1;
+        }
+    }
+    free(items);
+}
+
+ah_status mp_upload_call(mp_upload *up, const char *records, size_t len, int count, const char *message_id,
+                         char *err, size_t cap) {
+    uint64_t token = 0;
+    call *c;
+    size_t at = 0;
+    int i, ready;
+    (void)len;
+    if (count == 0) return AH_OK;
+    if (up->fl) token = up->fl->token(up->host->ctx);
+    if (!(c = (call *)calloc(1, sizeof *c))) { snprintf(err, cap, "Mixpanel: out of memory"); return AH_ERR_RETRYABLE; }
+    c->token = token;
+    c->remaining = count;
+    c->worst = AH_OK;
+    snprintf(c->message_id, sizeof c->message_id, "%s", message_id);
+    pthread_mutex_lock(&up->lock);
+    if (up->held_count + count > up->held_cap) {
+        int grown_cap = up->held_cap ? up->held_cap * 2 : 256;
+        item *grown;
+        while (grown_cap < up->held_count + count) grown_cap *= 2;
+        if (!(grown = (item *)realloc(up->held, (size_t)grown_cap * sizeof(item)))) {
+            pthread_mutex_unlock(&up->lock);
+            free(c);
+            snprintf(err, cap, "Mixpanel: out of memory");
+            return AH_ERR_RETRYABLE;
+        }
+        up->held = grown;
+        up->held_cap = grown_cap;
+    }
+    for (i = 0; i < count; i++) {
+        /* Each record: its endpoint's digit, the JSON object, a NUL. */
+        size_t n = strlen(records + at);
+        item *it = &up->held[up->held_count++];
+        it->endpoint = records[at] - '0';
+        it->json = (char *)malloc(n);
+        if (it->json) memcpy(it->json, records + at + 1, n);
+        it->len = it->json ? n - 1 : 0;
+        if (it->json) it->json[n - 1] = 0;
+        it->owner = c;
+        at += n + 1;
+    }
+    up->held_calls++;
+    /* Send at once when a request slot is free (nothing waits idle, so no timer is needed);
+     * else records gather while requests run and go when one finishes, at batchSize, or before
+     * the host's bound on pending calls would stop the hooks. A synchronous call goes now. */
+    ready = !token || up->in_flight < up->slots || up->held_count >= up->settings.max_events ||
+            (up->fl && up->held_calls >= (int)up->fl->max_pending);
+    pthread_mutex_unlock(&up->lock);
+    if (ready) upload_held(up);
+    if (token) return AH_PENDING;
+    {
+        /* Synchronous: wait for the answer (the host calls every `done`, at the latest with a
+         * timeout of its own; the margin only guards against a host that never does). */
+        struct timespec deadline;
+        ah_status status;
+        int rc = 0, wait_s;
+        pthread_mutex_lock(&up->lock);
+        wait_s = up->settings.timeout_ms / 1000 + 30;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += wait_s;
+        while (!c->done && rc == 0) rc = pthread_cond_timedwait(&up->answered, &up->lock, &deadline);
+        if (!c->done) {
+            c->abandoned = 1;
+            pthread_mutex_unlock(&up->lock);
+            snprintf(err, cap, "Mixpanel: no answer from the host's HTTP client within %d s", wait_s);
+            return AH_ERR_RETRYABLE;
+        }
+        pthread_mutex_unlock(&up->lock);
+        status = c->worst;
+        if (status != AH_OK) snprintf(err, cap, "%s", c->reason);
+        free(c);
+        return status;
+    }
+}
+
+void mp_upload_flush(mp_upload *up) { upload_held(up); }
+
+void mp_upload_settings(mp_upload *up, const mp_settings *settings) {
+    pthread_mutex_lock(&up->lock);
+    up->settings = *settings;
+    pthread_mutex_unlock(&up->lock);
+}
+
+void mp_upload_destroy(mp_upload *up) {
+    int i;
+    if (!up) return;
+    while (up->queue_head) {
+        batch *b = up->queue_head;
+        up->queue_head = b->next;
+        for (i = 0; i < b->count; i++) {
+            call *c = b->items[i].owner;
+            if (--c->remaining == 0) free(c);
+        }
+        free_batch(b);
+    }
+    for (i = 0; i < up->held_count; i++) {
+        call *c = up->held[i].owner;
+        free(up->held[i].json);
+        if (--c->remaining == 0) free(c);
+    }
+    free(up->held);
+    pthread_cond_destroy(&up->answered);
+    pthread_mutex_destroy(&up->lock);
+    free(up);
+}
+
+/* {"code":400,"failed_records":[{"index":3,"$insert_id":"…","field":"…","message":"…"}, …]} */
+int mp_failed_records(const char *body, size_t len, int n, char *bad) {
+    mp_json doc;
+    char ignored[64];
+    int found = 0, list, r;
+    if (mp_json_parse(&doc, body, len, ignored, sizeof ignored) != 0) return 0;
+    list = mp_json_typed(&doc, mp_json_get(&doc, 0, "failed_records"), MP_J_ARRAY);
+    for (r = list >= 0 ? doc.nodes[list].first_child : -1; r >= 0; r = doc.nodes[r].next) {
+        double v;
+        if (mp_json_number(&doc, mp_json_get(&doc, r, "index"), &v) == 0 && v >= 0 && v < n && !bad[(int)v]) {
+            bad[(int)v] = 1;
+            found++;
+        }
+    }
+    mp_json_free(&doc);
+    return found;
+}
