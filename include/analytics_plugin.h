@@ -468,6 +468,41 @@ typedef struct ah_batch {
 } ah_batch;
 
 /* ---------------------------------------------------------------------------------------------
+ * Library capability: events kept on disk until finished (ABI 1.3, AH_EXT_DURABLE)
+ * ------------------------------------------------------------------------------------------- */
+
+/* A destination that must not lose what the host accepted for it (it batches events in memory
+ * and uploads them later) offers this table. The host then keeps every event accepted for the
+ * instance in a durable queue of its own on disk (<storage>/destinations/<key>/, the same queue
+ * format the Segment.io upload uses: segment files, an acknowledged position, a disk cap past
+ * which the oldest events are dropped and reported), and:
+ *   - accepting an event for the destination means writing it there (it survives SIGKILL);
+ *   - the worker hands the library the events from that queue, in order, through the usual
+ *     hooks (one event per call, AH_EXT_BATCH runs, AH_EXT_FINISH_LATER pending answers);
+ *   - an event leaves the queue only when its call answered AH_OK (returned, or completed later)
+ *     or failed for good (AH_ERR_PERMANENT, retries used up, a pending call past the hook
+ *     timeout): those are counted and reported as for any destination;
+ *   - what was handed over and not finished when the process ended (killed, or destroyed with
+ *     calls still pending) is handed over again, in order, by the next host on the same storage,
+ *     after that instance's initial `update`. The library sees such an event twice only if it
+ *     had taken it before: use the event's messageId as the vendor's de-duplication id.
+ * The operator's settings can ask the same of any destination ("durable": true in its settings
+ * object) or switch it off ("durable": false). Works alike in process mode (--isolate).
+ * Any 1.3 host reads it; an older host ignores it (events then live in memory, as before). */
+#define AH_EXT_DURABLE "analytics-host.durable/1"
+
+/* Owner: the library (static). Lifetime: until the process exits. Read once at load time. */
+typedef struct ah_durable {
+    /* sizeof(ah_durable) as compiled by the library. */
+    uint32_t size;
+    /* Reserved: 0. */
+    uint32_t flags;
+    /* Disk cap of the instance's queue in bytes; 0: the host's default (64 MiB). Past it the
+     * oldest events are dropped, counted and reported. */
+    uint64_t max_disk_bytes;
+} ah_durable;
+
+/* ---------------------------------------------------------------------------------------------
  * Host capability: timeline plugins (ABI 1.2, AH_EXT_TIMELINE)
  * ------------------------------------------------------------------------------------------- */
 

@@ -235,9 +235,17 @@ static const ah_hooks amp_hooks = {
     amp_update, amp_destroy, NULL,
 };
 
+/* Events wait in the host's durable queue until their upload was acknowledged (ABI 1.3): with
+ * finish-later, a batch held here is never the only copy, so a SIGKILL loses nothing. */
+static const ah_durable amp_durable = { sizeof(ah_durable), 0, 0 };
+
+static const void *amp_get_extension(const char *id) {
+    return strcmp(id, AH_EXT_DURABLE) == 0 ? &amp_durable : NULL;
+}
+
 static const ah_integration amp_integration = {
     sizeof(ah_integration), AH_ABI_VERSION, "Amplitude", AMP_VERSION, AH_LANGUAGE_C, NULL,
-    amp_create, &amp_hooks, NULL,
+    amp_create, &amp_hooks, amp_get_extension,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -235,9 +235,18 @@ static const ah_hooks mp_hooks = {
     mp_update, mp_destroy, NULL,
 };
 
+/* Records wait in the host's durable queue until Mixpanel acknowledged the request that carried
+ * them (ABI 1.3): with finish-later, what is held here is never the only copy, so a SIGKILL loses
+ * nothing, and a record sent again keeps its $insert_id, which Mixpanel de-duplicates. */
+static const ah_durable mp_durable = {sizeof(ah_durable), 0, 0};
+
+static const void *mp_get_extension(const char *id) {
+    return strcmp(id, AH_EXT_DURABLE) == 0 ? &mp_durable : NULL;
+}
+
 static const ah_integration mp_integration = {
     sizeof(ah_integration), AH_ABI_VERSION, "Mixpanel", MP_VERSION, AH_LANGUAGE_C, NULL,
-    mp_create, &mp_hooks, NULL,
+    mp_create, &mp_hooks, mp_get_extension,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -13,7 +13,9 @@ enum PluginsCommand {
         ABI version, language/toolchain, its role (a destination, created from the settings'
         "integrations"; or whole-settings, created at start-up with the whole settings document
         unless integrations[key] is false — without "destination" it adds timeline plugins
-        instead of receiving events) and the hooks it implements; for a refused library, the reason.
+        instead of receiving events), the hooks it implements and whether it asks that its events wait
+        on disk until answered ("durable", ABI 1.3 AH_EXT_DURABLE; a destination's settings can ask
+        the same with "durable": true, see docs/durability.md); for a refused library, the reason.
         Each library is loaded in a process of its own (analytics-plugin-runner; outcomes cached by
         path, size and mtime), so one whose constructor crashes, exits or prints affects only its own
         entry. "isolation" is the mode `run` would use with the same --settings and --isolate:
@@ -61,6 +63,7 @@ enum PluginsCommand {
                 o["role"] = .string(i.role.description)
                 o["destination"] = .bool(i.isDestination)
                 o["wholeSettings"] = .bool(i.wantsWholeSettings)
+                o["durable"] = i.durable.map { d in .object(["maxDiskBytes": d.maxDiskBytes.map { .number(JSONNumber($0)) } ?? .null]) } ?? .bool(false)
                 o["isolation"] = .string(mode(i))
                 if mode(i) == IsolationMode.process.rawValue {
                     o["memoryLimit"] = .string(isolation.memoryLimitSummary)
@@ -88,6 +91,7 @@ enum PluginsCommand {
                       language   \(e(i.language))\(i.toolchain.map { " (\(e($0)))" } ?? "")
                       role       \(e(roleText(i)))
                       hooks      \(i.hooks.names.joined(separator: " "))
+                      durable    \(durableText(i))
                       isolation  \(mode(i))\(mode(i) == IsolationMode.process.rawValue ? "\n  memory     " + isolation.memoryLimitSummary : "")
                     """)
                 if mode(i) == IsolationMode.process.rawValue {
@@ -124,6 +128,13 @@ enum PluginsCommand {
                 problems = result.problems
             }
         }
+    }
+
+    /// Whether its events wait on disk until answered (ABI 1.3 AH_EXT_DURABLE), in one line.
+    static func durableText(_ info: NativeLibraryInfo) -> String {
+        guard let durable = info.durable else { return "no (events in memory; \"durable\": true in its settings asks for the queue)" }
+        let cap = durable.maxDiskBytes.map { "\($0) bytes" } ?? "the host's default"
+        return "yes: events wait on disk (storage/destinations/\(info.key)) until answered, cap \(cap)"
     }
 
     /// What the role means for a user, in one line.

@@ -134,6 +134,7 @@ import Glibc
         let file = try #require(loaded.first { $0["key"] == "File" })
         #expect(file["hooks"]?.arrayValue?.contains("flush") == true)
         #expect(file["role"] == "destination" && file["destination"] == true && file["wholeSettings"] == false)
+        #expect(file["durable"] == false, "File keeps its events in memory")
         let refused = try #require(libraries.first { $0["status"] == "refused" })
         #expect(refused["reason"]?.stringValue?.hasPrefix("not a loadable shared object") == true)
     }

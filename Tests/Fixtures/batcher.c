@@ -3,8 +3,12 @@
  * track takes a completion token, keeps the event and answers AH_PENDING; once `batch` events are
  * held (or at flush) it POSTs them as a JSON array to `url`; the upload's answer completes every
  * token of it: 2xx AH_OK, 429/5xx or no answer AH_ERR_RETRYABLE, other statuses AH_ERR_PERMANENT.
- * Settings: {"url": "...", "batch": N, "mode": "normal" | "never" | "twice" | "tokenless", "ack_ms": M}
+ * At most the host's max_in_flight uploads run at once: past it events stay held, and the next
+ * upload starts from the `done` of one that ended.
+ * Settings: {"url": "...", "batch": N, "mode": "normal" | "never" | "twice" | "tokenless", "ack_ms": M,
+ *            "timeout_ms": T}
  *   ack_ms     the upload's done callback takes M ms (on the host's thread) before it completes
+ *   timeout_ms each upload's timeout (default 5000)
  *   never      holds events and never uploads or completes (the host's timeout must act)
  *   twice      completes every token twice (the second must be refused)
  *   tokenless  answers AH_PENDING without taking a token
@@ -49,6 +53,9 @@ struct ah_instance {
     size_t count;
     size_t most;
     uint64_t last_token;
+    uint32_t in_flight; /* uploads started and not done (under the lock) */
+    int flush_wanted;   /* a flush found no room: the next `done` sends what is held */
+    uint32_t timeout_ms; /* per upload ("timeout_ms", default 5000) */
 };
 
 static void say(ah_instance *self, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -87,6 +94,16 @@ static void finish(ah_instance *self, upload *u, ah_status status, const char *r
     free(u);
 }
 
+static void send_held(ah_instance *self);
+
+/* An upload ended: room for the next one, if enough is held. */
+static void upload_ended(ah_instance *self) {
+    pthread_mutex_lock(&self->lock);
+    self->in_flight--;
+    if (self->count >= self->batch || self->flush_wanted) send_held(self);
+    pthread_mutex_unlock(&self->lock);
+}
+
 static void on_done(void *user, uint64_t id, const ah_http_response *r) {
     upload *u = (upload *)user;
     ah_instance *self = u->self;
@@ -107,11 +124,14 @@ static void on_done(void *user, uint64_t id, const ah_http_response *r) {
         snprintf(reason, sizeof reason, "vendor refused the batch with HTTP %d", (int)r->status_code);
         finish(self, u, AH_ERR_PERMANENT, reason);
     }
+    upload_ended(self);
 }
 
 /* Sends what is held (called with the lock held). */
 static void send_held(ah_instance *self) {
     if (self->count == 0 || strcmp(self->mode, "never") == 0) return;
+    if (self->in_flight >= self->http->max_in_flight) return; /* the next `done` sends it */
+    self->flush_wanted = 0;
     size_t size = 2;
     for (size_t i = 0; i < self->count; i++) size += self->items[i].len + 1;
     char *body = (char *)malloc(size);
@@ -140,10 +160,12 @@ static void send_held(ah_instance *self) {
     request.header_count = 1;
     request.body = body;
     request.body_len = at;
-    request.timeout_ms = 5000;
+    request.timeout_ms = self->timeout_ms;
     char err[256] = "";
+    self->in_flight++;
     if (self->http->start(self->host->ctx, &request, on_done, u, NULL, err, sizeof err) != AH_OK) {
-        /* Not started (e.g. the bound): answer its events retryable, the host calls again. */
+        /* Not started (the host is stopping): answer its events retryable, the host calls again. */
+        self->in_flight--;
         finish(self, u, AH_ERR_RETRYABLE, err);
     }
     free(body);
@@ -174,6 +196,7 @@ static ah_status track(ah_instance *self, const char *json, size_t len, char *er
 static ah_status flush(ah_instance *self, char *err, size_t cap) {
     (void)err; (void)cap;
     pthread_mutex_lock(&self->lock);
+    self->flush_wanted = 1;
     send_held(self);
     pthread_mutex_unlock(&self->lock);
     return AH_OK;
@@ -204,6 +227,8 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
     char number[32];
     member(settings, len, "url", self->url, sizeof self->url);
     member(settings, len, "mode", self->mode, sizeof self->mode);
+    member(settings, len, "timeout_ms", number, sizeof number);
+    self->timeout_ms = number[0] && atoi(number) > 0 ? (uint32_t)atoi(number) : 5000;
     member(settings, len, "batch", number, sizeof number);
     self->batch = number[0] ? (size_t)atoi(number) : 10;
     member(settings, len, "ack_ms", number, sizeof number);

@@ -3,7 +3,8 @@
  *   -DHANG_IN_TRACK      track never returns
  *   -DTHREAD_LEFT        create starts a thread that destroy does not stop
  *   -DCOMPLETE_TWICE     track finishes later and completes its token twice
- * Without any, it is a well-behaved destination. */
+ *   -DDURABLE_TINY_CAP   asks for the durable queue with a disk cap too small to hold one
+ * Without any, it is a well-behaved destination (asking for the durable queue). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdlib.h>
@@ -62,8 +63,16 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
 
 static const ah_hooks hooks = { sizeof(ah_hooks), NULL, track, NULL, NULL, NULL, NULL, NULL, NULL, destroy, NULL };
 
+#ifdef DURABLE_TINY_CAP
+static const ah_durable durable = { sizeof(ah_durable), 0, 1024 };
+#else
+static const ah_durable durable = { sizeof(ah_durable), 0, 0 };
+#endif
+
+static const void *get_extension(const char *id) { return strcmp(id, AH_EXT_DURABLE) == 0 ? &durable : NULL; }
+
 static const ah_integration integration = {
-    sizeof(ah_integration), AH_ABI_VERSION, "Broken", "1.0.0", AH_LANGUAGE_C, NULL, create, &hooks, NULL,
+    sizeof(ah_integration), AH_ABI_VERSION, "Broken", "1.0.0", AH_LANGUAGE_C, NULL, create, &hooks, get_extension,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -9,25 +9,29 @@ import Glibc
 // server after a restart, however the child dies.
 //
 // With PLUGINS_DIR, the libraries there are loaded too (each enabled under its key, e.g. the
-// EchoDurable fixture, which sends events back and reports each AH_OK on the same pipe).
+// EchoDurable fixture, which sends events back and reports each AH_OK on the same pipe), KEY with
+// the settings object SETTINGS (JSON; default {}; `"isolation": "process"` there runs it in
+// process mode). API_HOST "-" leaves Segment.io out (only the library's destination).
 //
-// usage: segment-crash-child STORAGE_DIR API_HOST FIRST_INDEX COUNT FLUSH_AT [PLUGINS_DIR KEY]
+// usage: segment-crash-child STORAGE_DIR API_HOST FIRST_INDEX COUNT FLUSH_AT [PLUGINS_DIR KEY [SETTINGS]]
 func say(_ line: String) {
     var text = line + "\n"
     text.withUTF8 { buf in _ = write(1, buf.baseAddress, buf.count) }
 }
 
 let args = CommandLine.arguments
-guard args.count == 6 || args.count == 8, let first = Int(args[3]), let count = Int(args[4]), let flushAt = Int(args[5]) else {
-    FileHandle.standardError.write(Data("usage: segment-crash-child STORAGE_DIR API_HOST FIRST_INDEX COUNT FLUSH_AT [PLUGINS_DIR KEY]\n".utf8))
+guard (6...9).contains(args.count) && args.count != 7, let first = Int(args[3]), let count = Int(args[4]), let flushAt = Int(args[5]) else {
+    FileHandle.standardError.write(Data("usage: segment-crash-child STORAGE_DIR API_HOST FIRST_INDEX COUNT FLUSH_AT [PLUGINS_DIR KEY [SETTINGS]]\n".utf8))
     exit(2)
 }
 var config = Configuration(writeKey: "crash-key", storageDirectory: args[1])
 config.trackApplicationLifecycleEvents = false
-var integrations: JSONObject = ["Segment.io": ["apiKey": "crash-key"]]
-if args.count == 8 {
+var integrations: JSONObject = args[2] == "-" ? [:] : ["Segment.io": ["apiKey": "crash-key"]]
+config.autoAddSegmentDestination = args[2] != "-"
+if args.count >= 8 {
     config.pluginsDirectory = args[6]
-    integrations[args[7]] = [:]
+    let settings = args.count >= 9 ? (try? JSON(parsing: args[8]))?.objectValue : nil
+    integrations[args[7]] = .object(settings ?? [:])
 }
 config.defaultSettings = Settings(["integrations": .object(integrations)])
 config.settingsLocation = .defaultsOnly

@@ -44,6 +44,14 @@ protocol StopsWithProducers: Plugin {}
 /// else cannot change an event, so a destination that would ignore the event may be skipped.
 protocol KeepsOrDropsOnly: Plugin {}
 
+/// A destination whose events the host keeps on disk until it has their final answers (a library
+/// offering ABI 1.3 `AH_EXT_DURABLE`, or any library whose settings say `"durable": true`): its
+/// worker stores accepted events in a ``DurableFeed`` under the client's storage directory.
+protocol DurablyQueued: DestinationPlugin {
+    /// nil: its events live in memory like any destination's.
+    var durability: NativeDurability? { get }
+}
+
 /// A plugin of a destination's timeline that lets events through later (middleware that answers
 /// after returning): the destination's worker calls it back, in order with its other items, to
 /// hand on what is ready.

@@ -42,31 +42,46 @@ final class DestinationWorker: @unchecked Sendable {
     /// The destination's capabilities that fan-out asks for every event, looked up once.
     let selective: EventTypeSelective?
     let receivesWholeSettings: Bool
-    private let capacity: Int
+    let capacity: Int
     private let overflow: OverflowPolicy
-    private let report: @Sendable (AnalyticsError) -> Void
+    let report: @Sendable (AnalyticsError) -> Void
+    /// Set for a durable destination (ABI 1.3 `AH_EXT_DURABLE`, or `"durable": true` in its
+    /// settings): its events wait on disk instead of in `queue`, which then holds control items
+    /// only, each after `barriers[i]` events of this run (see DestinationWorker+Durable.swift).
+    let feed: DurableFeed?
+    let completions: EventCompletions?
+    /// Guarded by `condition`: events of this run appended to the feed; events handed over from
+    /// it (an earlier run's backlog included); barriers of the control items in `queue` (events
+    /// to hand over before each, backlog included, except for a first control item that came
+    /// before any event: the initial settings go first); whether answers arrived since the
+    /// worker last looked.
+    var appendedThisRun = 0
+    var handedFromFeed = 0
+    var barriers: [Int] = []
+    var controlQueuedYet = false
+    var answersArrived = false
 
     // Guarded by `condition`. Items wait in `queue[queueHead...]`; the worker takes them all at once
     // by swapping buffers (O(1) under the lock, whatever the batch size), so a producer never waits
     // long for the lock, and the dropped head of a full queue costs O(1) too.
-    private let condition = NSCondition()
-    private var queue: [Item] = []
-    private var queueHead = 0
-    private var queuedEvents = 0
-    private var consumer = ConsumerState.running
+    let condition = NSCondition()
+    var queue: [Item] = []
+    var queueHead = 0
+    var queuedEvents = 0
+    var consumer = ConsumerState.running
     private var controlPending = false
     /// A woken worker waits this long for more events before draining, unless `lingerBatch`
     /// events or a control call arrive first: one wake-up per batch instead of one per event.
     private static let linger = 0.001
     private static let lingerBatch = 256
     /// Items waiting (guarded by `condition`).
-    private var queueCount: Int { queue.count - queueHead }
-    private enum ConsumerState { case running, sleeping, lingering }
-    private var stopping = false
+    var queueCount: Int { queue.count - queueHead }
+    enum ConsumerState { case running, sleeping, lingering }
+    var stopping = false
     private var overflowSinceReport = 0
-    private var producersWaiting = 0
+    var producersWaiting = 0
 
-    private let finished = DispatchSemaphore(value: 0)
+    let finished = DispatchSemaphore(value: 0)
     /// Set for an ``InlineDestination``: items are handled on the caller's thread under this lock.
     private let inline: Locked<Bool>?
     /// The inline destination's stopped flag, readable without its lock: `hasRoom` is asked by a
@@ -76,19 +91,19 @@ final class DestinationWorker: @unchecked Sendable {
     var isInline: Bool { inline != nil }
     /// The batch being handled: `inProgress[inProgressStart...]` (replaced under `condition`, read
     /// by `abandon`; the worker reads it without the lock, nobody writes it meanwhile).
-    private var inProgress: [Item] = []
-    private var inProgressStart = 0
+    var inProgress: [Item] = []
+    var inProgressStart = 0
     /// The previous batch, emptied by the worker outside the lock and reused as the next queue.
     private var spare: [Item] = []
     /// Index in `inProgress` of the item being handled; `Self.abandonedCursor` once abandoned. The
     /// worker advances it by compare-and-exchange, so an item is counted either by the worker
     /// (delivered, dropped) or by `abandon` (abandoned), never both.
-    private let cursor = Atomic<Int>(0)
+    let cursor = Atomic<Int>(0)
     private static let abandonedCursor = Int.min
     // Guarded by `condition`.
-    private var abandoned = false
-    private var inShutdown = false
-    private var done = false
+    var abandoned = false
+    var inShutdown = false
+    var done = false
 
     /// A library's call that has not returned after this long, while a producer waits for room,
     /// makes the destination abandoned (see `abandon(after:)`). Never Segment.io or an in-process
@@ -97,11 +112,13 @@ final class DestinationWorker: @unchecked Sendable {
     private let abandonableWhileRunning: Bool
     /// Drains so far (with `cursor`, tells a waiting producer whether the worker moves at all).
     /// Guarded by `condition`.
-    private var generation = 0
+    var generation = 0
 
     init(destination: DestinationPlugin, capacity: Int, overflow: OverflowPolicy = .dropOldest,
-         hookTimeout: Double = 10, report: @escaping @Sendable (AnalyticsError) -> Void) {
+         hookTimeout: Double = 10, feed: DurableFeed? = nil, report: @escaping @Sendable (AnalyticsError) -> Void) {
         self.destination = destination
+        self.feed = destination is InlineDestination ? nil : feed
+        self.completions = self.feed == nil ? nil : EventCompletions()
         self.capacity = max(1, capacity)
         self.overflow = overflow
         self.hookTimeout = hookTimeout
@@ -114,7 +131,16 @@ final class DestinationWorker: @unchecked Sendable {
             return
         }
         inline = nil
-        let thread = Thread { [self] in run() }
+        if let completions {
+            completions.wakes { [weak self] in self?.answersArrivedFromAnyThread() }
+            (destination as? FinishesEventsLater)?.finishEvents(through: completions)
+            if let feed, feed.backlog > 0 {
+                stats._received.wrappingAdd(feed.backlog, ordering: .relaxed)
+                stats.setQueued(feed.backlog)
+                queuedEvents = feed.backlog
+            }
+        }
+        let thread = Thread { [self] in if let feed { runDurable(feed) } else { run() } }
         thread.name = "destination \(destination.key)"
         thread.start()
     }
@@ -124,6 +150,8 @@ final class DestinationWorker: @unchecked Sendable {
         if inline != nil { return !inlineStopped.load(ordering: .acquiring) }
         condition.lock()
         defer { condition.unlock() }
+        // A durable queue takes events up to its disk cap, unless producers are to wait.
+        if feed != nil, case .dropOldest = overflow { return abandoned || !stopping }
         return abandoned || (!stopping && queuedEvents < capacity)
     }
 
@@ -134,6 +162,14 @@ final class DestinationWorker: @unchecked Sendable {
     @discardableResult
     func submit(_ item: Item) -> Bool {
         if let inline { return submitInline(item, inline) }
+        var stored: [UInt8] = []
+        if feed != nil {
+            switch item {
+            case .event(let event): stored = event.serializedBytes  // outside the lock
+            case .settle: answersArrivedFromAnyThread(); return true  // not ordered with events
+            default: break
+            }
+        }
         condition.lock()
         if abandoned {
             condition.unlock()
@@ -184,6 +220,9 @@ final class DestinationWorker: @unchecked Sendable {
                 }
                 if stopping { condition.unlock(); return false }
             }
+            if let feed, case .event(let event) = item {
+                return submitDurable(event, stored, feed)
+            }
             if queuedEvents >= capacity {
                 dropOldestEvent()
                 queuedEvents -= 1
@@ -193,6 +232,10 @@ final class DestinationWorker: @unchecked Sendable {
             queuedEvents += 1
         }
         queue.append(item)
+        if let feed {
+            barriers.append(!controlQueuedYet && appendedThisRun == 0 ? 0 : feed.backlog + appendedThisRun)
+            controlQueuedYet = true
+        }
         if case .event = item {} else { controlPending = true }
         // Only a worker that waits is woken, and the wake-up is sent after unlocking (a worker
         // woken under the lock would block on it at once). Producers may be waiting on the same
@@ -320,6 +363,7 @@ final class DestinationWorker: @unchecked Sendable {
         var events = queuedEvents
         var later = Array(queue[queueHead...])
         queue.removeAll()
+        barriers.removeAll()
         queueHead = 0
         queuedEvents = 0
         var inFlight: Item?
@@ -440,9 +484,9 @@ final class DestinationWorker: @unchecked Sendable {
         }
     }
 
-    private enum Outcome { case delivered, dropped, control }
+    enum Outcome { case delivered, dropped, control }
 
-    private func handle(_ item: Item, _ plan: inout Timeline.DeliveryPlan) -> Outcome {
+    func handle(_ item: Item, _ plan: inout Timeline.DeliveryPlan) -> Outcome {
         switch item {
         case .event(let event):
             return destination.timeline.deliver(event, to: destination, plan: &plan).reached ? .delivered : .dropped

@@ -90,8 +90,11 @@ public final class Timeline: @unchecked Sendable {
                 return
             }
             destination.timeline.attach(analytics: analytics, report: report, capacity: capacity)
+            let feed = (destination as? DurablyQueued)?.durability.flatMap { durability in
+                Timeline.openFeed(for: destination.key, durability: durability, analytics: analytics, report: report)
+            }
             worker = DestinationWorker(destination: destination, capacity: capacity, overflow: overflow,
-                                       hookTimeout: hookTimeout, report: report)
+                                       hookTimeout: hookTimeout, feed: feed, report: report)
         }
         let added = stages.withLock { current -> Bool in
             if unlessPresent && current.all.contains(where: { $0 === plugin }) { return false }
@@ -118,6 +121,21 @@ public final class Timeline: @unchecked Sendable {
         if let analytics { plugin.configure(analytics: analytics) }
         if let settings {
             if let worker { worker.submit(.update(settings, .initial)) } else { plugin.update(settings: settings, type: .initial) }
+        }
+    }
+
+    /// The durable queue of a destination that asks for one; nil (reported: its events then live
+    /// in memory) when it cannot be opened.
+    private static func openFeed(for key: String, durability: NativeDurability, analytics: Analytics?,
+                                 report: @escaping @Sendable (AnalyticsError) -> Void) -> DurableFeed? {
+        guard let storage = analytics?.configuration.storageDirectory else { return nil }
+        let directory = DurableFeed.directory(storage: storage, key: key)
+        do {
+            return try DurableFeed(key: key, directory: directory, maxDiskBytes: durability.maxDiskBytes, report: report)
+        } catch {
+            report(.storage("destination \(key) asks for a durable queue, which cannot be opened at \(directory): \(error); "
+                + "its events are kept in memory only (as for any destination) until the client is restarted"))
+            return nil
         }
     }
 

@@ -25,6 +25,7 @@ public final class AmplitudeFake: @unchecked Sendable {
     private var _maxBodyBytes = 1_000_000
     private var _maxEvents = 2000
     private var arrivals: [Double] = []
+    private var _responseDelay = 0.0
 
     public init(apiKey: String = "amp-test-api-key") throws {
         self.apiKey = apiKey
@@ -58,6 +59,13 @@ public final class AmplitudeFake: @unchecked Sendable {
 
     /// When each request arrived (monotonic seconds), in order: the waits between attempts.
     public var requestTimes: [Double] { lock.lock(); defer { lock.unlock() }; return arrivals }
+
+    /// Seconds each accepted request waits, after its events were ingested, before its answer
+    /// goes out: a slow vendor (a client killed meanwhile had its batch ingested, unacknowledged).
+    public var responseDelay: Double {
+        get { lock.lock(); defer { lock.unlock() }; return _responseDelay }
+        set { lock.lock(); _responseDelay = newValue; lock.unlock() }
+    }
 
     /// Answers the next `times` requests with `response` before looking at them.
     public func failNext(_ response: ScriptedResponse, times: Int = 1) {
@@ -131,7 +139,8 @@ public final class AmplitudeFake: @unchecked Sendable {
         if !short.isEmpty {
             return refuse(400, ["error": "Invalid id length for user_id or device_id", "events_with_invalid_id_lengths": indexMap(short)])
         }
-        lock.lock(); accepted += events; lock.unlock()
+        lock.lock(); accepted += events; let delay = _responseDelay; lock.unlock()
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         let now = Int(Date().timeIntervalSince1970 * 1000)
         return .json(#"{"code":200,"events_ingested":\#(events.count),"payload_size_bytes":\#(request.wireBodySize),"server_upload_time":\#(now)}"#)
     }

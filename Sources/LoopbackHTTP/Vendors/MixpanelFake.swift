@@ -36,6 +36,7 @@ public final class MixpanelFake: @unchecked Sendable {
     private var failures: [ScriptedResponse] = []
     private var _maxBodyBytes = 10_000_000
     private var arrivals: [Double] = []
+    private var _responseDelay = 0.0
 
     static let maxEvents = 2000
     static let operations: Set<String> = ["$set", "$set_once", "$add", "$union", "$append", "$remove", "$unset", "$delete"]
@@ -79,6 +80,14 @@ public final class MixpanelFake: @unchecked Sendable {
     /// When each request arrived (monotonic seconds), in order: the waits between attempts.
     public var requestTimes: [Double] { lock.lock(); defer { lock.unlock() }; return arrivals }
 
+    /// Seconds each request that reached the checks waits, after what it carried was ingested,
+    /// before its answer goes out: a slow vendor (a client killed meanwhile had its batch
+    /// ingested, unacknowledged).
+    public var responseDelay: Double {
+        get { lock.lock(); defer { lock.unlock() }; return _responseDelay }
+        set { lock.lock(); _responseDelay = newValue; lock.unlock() }
+    }
+
     /// Answers the next `times` requests with `response` before looking at them.
     public func failNext(_ response: ScriptedResponse, times: Int = 1) {
         lock.lock(); failures += Array(repeating: response, count: times); lock.unlock()
@@ -102,9 +111,17 @@ public final class MixpanelFake: @unchecked Sendable {
         lock.lock()
         arrivals.append(monotonicSeconds())
         let failure = failures.isEmpty ? nil : failures.removeFirst()
-        let maxBytes = _maxBodyBytes
+        let delay = _responseDelay
         lock.unlock()
         if let failure { return failure }
+        let response = check(request)
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        return response
+    }
+
+    /// The checks, and the answer, of a request no failure was queued for.
+    private func check(_ request: RecordedRequest) -> ScriptedResponse {
+        let maxBytes = maxBodyBytes
         let parts = request.path.split(separator: "?", maxSplits: 1).map(String.init)
         let path = parts[0]
         let query = Dictionary(parts.count > 1 ? parts[1].split(separator: "&").map { pair -> (String, String) in

@@ -17,8 +17,9 @@ final class SegmentCrashChildProcess {
 
     static func executable() throws -> String { try BuiltExecutable.path("segment-crash-child") }
 
-    /// Starts `segment-crash-child STORAGE API_HOST FIRST COUNT FLUSH_AT [PLUGINS_DIR KEY]`.
-    init(storage: String, apiHost: String, first: Int, count: Int, flushAt: Int, plugins: (directory: String, key: String)? = nil) throws {
+    /// Starts `segment-crash-child STORAGE API_HOST FIRST COUNT FLUSH_AT [PLUGINS_DIR KEY [SETTINGS]]`.
+    init(storage: String, apiHost: String, first: Int, count: Int, flushAt: Int, plugins: (directory: String, key: String)? = nil,
+         settings: JSONObject? = nil) throws {
         let path = try Self.executable()
         var out: [Int32] = [0, 0]
         var inp: [Int32] = [0, 0]
@@ -30,7 +31,7 @@ final class SegmentCrashChildProcess {
         posix_spawn_file_actions_adddup2(&actions, out[1], 1)
         posix_spawn_file_actions_adddup2(&actions, inp[0], 0)
         let arguments = [path, storage, apiHost, String(first), String(count), String(flushAt)]
-            + (plugins.map { [$0.directory, $0.key] } ?? [])
+            + (plugins.map { [$0.directory, $0.key] } ?? []) + (settings.map { [JSON.object($0).serialized()] } ?? [])
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0

@@ -142,6 +142,39 @@ import Testing
         #expect(outcome.errors.count == 1 && outcome.errors[0].contains("refused Fail"), "\(outcome.errors)")
     }
 
+    /// A durable destination (`"durable": true` in its settings: its events wait on disk until
+    /// answered) is observed exactly as one whose events live in memory, in both modes; and once
+    /// every event had its answer (OK, failed for good, or retried and then OK) its queue on disk
+    /// holds nothing.
+    @Test func aDurableDestinationIsObservedAsAnyOtherAndEndsWithAnEmptyQueue() throws {
+        /// Per run: whether the queue directory existed while the client ran, and what it held after.
+        let queues = Locked<[(existed: Bool, pending: Int?)]>([])
+        func scenario(_ analytics: Analytics) {
+            analytics.identify(userId: "u1", traits: ["plan": "pro"])
+            analytics.track("Buy", properties: ["price": 1.5])
+            analytics.track("Fail")
+            analytics.track("Retry")
+            analytics.screen("Home")
+            _ = analytics.flush()
+            analytics.reset()
+            analytics.track("After")
+            let directory = analytics.configuration.storageDirectory + "/destinations/Parity"
+            let existed = FileManager.default.fileExists(atPath: directory)
+            _ = analytics.shutdown()
+            let queue = try? DurableQueue(directory: directory)
+            queues.withLock { $0.append((existed, queue?.pendingEvents)) }
+            try? queue?.close()
+        }
+        let plain = try run(.inProcess, settings: ["integrations": ["Parity": ["mark": "one"], "Rec": [:]]], scenario: scenario)
+        #expect(queues.withLock { $0.map(\.existed) } == [false], "a destination in memory has no queue on disk")
+        queues.withLock { $0 = [] }
+        let durable = try expectSame(["integrations": ["Parity": ["mark": "one", "durable": true], "Rec": [:]]], scenario)
+        #expect(durable == plain, "durable:\n\(durable)\nin memory:\n\(plain)")
+        let seen = queues.withLock { $0 }
+        #expect(seen.map(\.existed) == [true, true], "the queue lives in the client's storage, in both modes")
+        #expect(seen.map(\.pending) == [0, 0], "every answered event was crossed off")
+    }
+
     /// A hook that never returns. By design the modes differ here: in-process the destination is
     /// abandoned (its thread cannot be stopped, so it is never called again); in process mode its
     /// runner is killed and restarted, the item that hung fails after its attempts and later

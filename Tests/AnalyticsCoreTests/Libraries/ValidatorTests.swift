@@ -41,6 +41,13 @@ import Testing
         #expect(f["hooks-fuzz"]?.verdict == .pass)
     }
 
+    @Test func aDurableQueueThatCannotHoldAnEventIsFound() throws {
+        let f = try findings(["DURABLE_TINY_CAP"])
+        #expect(f["durable"]?.verdict == .fail)
+        #expect(f["durable"]?.detail.hasPrefix("ah_durable.max_disk_bytes 1024: invalid queue configuration: maxDiskBytes 1024 is smaller than") == true, "\(f["durable"]?.detail ?? "")")
+        #expect(f["load"]?.verdict == .pass)
+    }
+
     @Test func aTokenCompletedTwiceIsFound() throws {
         let f = try findings(["COMPLETE_TWICE"])
         #expect(f["completions"]?.verdict == .fail)

@@ -45,9 +45,10 @@ struct LiveLimitsTests {
         let line = try #require(client.observer.logLines.first { $0.contains("bytes of JavaScript heap, over the 67108864-byte bound") },
                                 "\(client.observer.logLines)")
         let bytes = try #require(line.split(separator: " ").lazy.compactMap { Int($0) }.first)
-        // Measured right after the call that passed the bound: at most one call's count over it
-        // (it reached 1.65 GB when the heap was measured once a second).
-        #expect(bytes > 64 << 20 && bytes < 192 << 20, "measured right after the call that passed the bound: \(line)")
+        // Measured right after the call that passed the bound: the third call at the latest (as
+        // above), so three calls' 64 MiB and the bundle's own heap, far below the 1.65 GB it
+        // reached when the heap was measured once a second (201 MB seen on a loaded machine).
+        #expect(bytes > 64 << 20 && bytes < 256 << 20, "measured right after the call that passed the bound: \(line)")
         #expect(line.contains("it is unloaded, its plugins leave the timelines and events go on unchanged"))
     }
 

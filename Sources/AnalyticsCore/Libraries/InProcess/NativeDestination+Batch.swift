@@ -14,6 +14,7 @@ protocol DeliversInRuns: DestinationPlugin {
 extension NativeDestination {
     func gather(_ event: Event, upTo size: Int) -> Event? {
         run.append(event)
+        runTickets.append(completions?.take())
         if run.count >= size { deliverRun() }
         return event
     }
@@ -27,6 +28,8 @@ extension NativeDestination {
         // Taken whole (not copied), and its buffers given back for the next run when done.
         var events = BatchRun()
         swap(&events, &run)
+        var tickets = runTickets
+        runTickets.removeAll(keepingCapacity: true)
         defer {
             events.removeAll()
             if run.isEmpty { swap(&events, &run) }
@@ -35,17 +38,24 @@ extension NativeDestination {
         while !events.isEmpty {
             guard let results = integration.deliver(batch: events) else { return }
             var again = BatchRun()
+            var againTickets: [UInt64?] = []
             for (i, result) in results.enumerated() {
+                let ticket = i < tickets.count ? tickets[i] : nil
                 switch result {
-                case .ok: continue
-                case .retryable where attempt < retryPolicy.maxAttempts: again.append(i, of: events)
-                default: failedForGood(events.items[i].type.rawValue, result, attempts: attempt)
+                case .ok: finish(ticket)
+                case .retryable where attempt < retryPolicy.maxAttempts:
+                    again.append(i, of: events)
+                    againTickets.append(ticket)
+                default:
+                    finish(ticket)
+                    failedForGood(events.items[i].type.rawValue, result, attempts: attempt)
                 }
             }
             guard !again.isEmpty else { return }
             Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: attempt, hint: integration.retryHint))
             attempt += 1
             events = again
+            tickets = againTickets
         }
     }
 }

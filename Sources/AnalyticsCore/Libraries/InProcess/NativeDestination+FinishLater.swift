@@ -10,6 +10,8 @@ protocol SettlesLater: DestinationPlugin {
 struct ParkedEvent {
     let event: Event
     let attempt: Int
+    /// Its ticket in a durable queue (finished when the answer is final).
+    let ticket: UInt64?
 }
 
 /// ABI 1.3 `AH_EXT_FINISH_LATER` for a library in this process: the worker goes on with the next
@@ -30,7 +32,7 @@ extension NativeDestination {
             settleArrived()
             if monotonicSeconds() >= room { break }
         }
-        return deliverEvent(event, attempt: 1) ? event : nil
+        return deliverEvent(event, attempt: 1, ticket: completions?.take()) ? event : nil
     }
 
     func settle() { settleArrived() }
@@ -40,16 +42,17 @@ extension NativeDestination {
     var pendingWaitBudget: Double { hookTimeout * 0.8 }
 
     /// Calls the hook until it answers (or parks the event); false once it failed for good.
-    func deliverEvent(_ event: Event, attempt first: Int) -> Bool {
+    func deliverEvent(_ event: Event, attempt first: Int, ticket: UInt64?) -> Bool {
         var attempt = first
         while true {
             switch integration.deliverAllowingPending(event) {
             case .pending(let token):
                 integration.pendingCalls.park(token, timeout: hookTimeout)
-                parked[token] = ParkedEvent(event: event, attempt: attempt)
+                parked[token] = ParkedEvent(event: event, attempt: attempt, ticket: ticket)
                 integration.pendingCalls.scheduleExpiryWake()
                 return true
             case .done(.ok):
+                finish(ticket)
                 return true
             case .done(let result):
                 if case .retryable = result, attempt < retryPolicy.maxAttempts {
@@ -57,16 +60,22 @@ extension NativeDestination {
                     attempt += 1
                     continue
                 }
+                finish(ticket)
                 return reportFailure(event.type.rawValue, result, attempts: attempt, countsAsEvent: true)
             }
         }
+    }
+
+    /// The event of `ticket` has its final answer: it may leave the durable queue.
+    func finish(_ ticket: UInt64?) {
+        if let ticket { completions?.finish(ticket) }
     }
 
     /// Acts on the answers that arrived, oldest event first, and on calls past their deadline.
     func settleArrived() {
         let pending = integration.pendingCalls
         let late = pending.expire()
-        if !late.isEmpty { abandon(tokens: late, reason: "no answer within \(hookTimeout) s") }
+        if !late.isEmpty { abandon(tokens: late, reason: "no answer within \(hookTimeout) s", crossOff: true) }
         for refusal in pending.takeRefusals() { integration.notice(Int32(AH_NOTICE_REFUSED), refusal) }
         defer { if !parked.isEmpty { pending.scheduleExpiryWake() } }
         var retries: [ParkedEvent] = []
@@ -74,10 +83,12 @@ extension NativeDestination {
             guard let p = parked.removeValue(forKey: token) else { continue }
             switch result {
             case .ok:
+                finish(p.ticket)
                 continue
             case .retryable where p.attempt < retryPolicy.maxAttempts:
                 retries.append(p)
             default:
+                finish(p.ticket)
                 failedForGood(p.event.type.rawValue, result, attempts: p.attempt)
             }
         }
@@ -85,7 +96,7 @@ extension NativeDestination {
         // One backoff for the round (a batch the vendor refused comes back as many answers at once),
         // then the events again, in the order they first arrived.
         Thread.sleep(forTimeInterval: retryPolicy.delay(afterAttempt: retries.map(\.attempt).min()!, hint: integration.retryHint))
-        for p in retries where !deliverEvent(p.event, attempt: p.attempt + 1) && !integration.isCallable { countAbandoned() }
+        for p in retries where !deliverEvent(p.event, attempt: p.attempt + 1, ticket: p.ticket) && !integration.isCallable { countAbandoned() }
     }
 
     /// An event counted as delivered when it was handed over whose answer is a failure in the end:
@@ -108,13 +119,16 @@ extension NativeDestination {
 
     /// Gives up on every event still parked (the instance ends).
     func abandonParked(reason: String) {
-        abandon(tokens: parked.keys.sorted(), reason: reason)
+        abandon(tokens: parked.keys.sorted(), reason: reason, crossOff: false)
     }
 
-    private func abandon(tokens: [UInt64], reason: String) {
+    /// `crossOff`: the events leave a durable queue (they passed the hook timeout); otherwise
+    /// (the instance ends) they stay on disk for the next run.
+    private func abandon(tokens: [UInt64], reason: String, crossOff: Bool) {
         var types: [String] = []
         for token in tokens {
             guard let p = parked.removeValue(forKey: token) else { continue }
+            if crossOff { finish(p.ticket) }
             types.append(callName(for: p.event.type))
             countAbandoned()
         }

@@ -9,7 +9,7 @@ import Foundation
 /// serialization rule asks for. The library hears `started` before its first call there, and
 /// `stopping`, `flush`, `destroy` when the worker shuts down.
 package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination,
-    WholeSettingsDestination, EventTypeSelective, SettlesLater, DeliversInRuns, @unchecked Sendable {
+    WholeSettingsDestination, EventTypeSelective, SettlesLater, DeliversInRuns, DurablyQueued, FinishesEventsLater, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let integration: NativeIntegration
@@ -38,15 +38,25 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
     @exclusivity(unchecked) var parked: [UInt64: ParkedEvent] = [:]
     /// How long a call may stay pending (the client's hook timeout, set by `configure`).
     @exclusivity(unchecked) var hookTimeout = 10.0
-    /// Events waiting for the library's batch hook (ABI 1.3 `AH_EXT_BATCH`). Worker only.
+    /// Events waiting for the library's batch hook (ABI 1.3 `AH_EXT_BATCH`), with their tickets
+    /// when they come from a durable queue. Worker only.
     @exclusivity(unchecked) var run = BatchRun()
+    @exclusivity(unchecked) var runTickets: [UInt64?] = []
+    /// Whether its events wait on disk until finished (ABI 1.3 `AH_EXT_DURABLE`, or its settings).
+    let durability: NativeDurability?
+    /// The tickets of a durable queue's events (set by the worker before the first event).
+    var completions: EventCompletions?
 
-    public init(integration: NativeIntegration, retryPolicy: NativeRetryPolicy = NativeRetryPolicy()) {
+    public init(integration: NativeIntegration, retryPolicy: NativeRetryPolicy = NativeRetryPolicy(),
+                durability: NativeDurability? = nil) {
         self.key = integration.key
         self.integration = integration
         self.retryPolicy = retryPolicy
         self.wholeSettings = integration.library.info.wantsWholeSettings
+        self.durability = durability
     }
+
+    func finishEvents(through completions: EventCompletions) { self.completions = completions }
 
     public func configure(analytics: Analytics) {
         let stats = analytics.timeline.stats(forKey: key)
@@ -131,7 +141,8 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
         if !parked.isEmpty {
             step.withLock { $0 = "waiting for calls that finish later" }
             settlePending(until: monotonicSeconds() + pendingWaitBudget)
-            abandonParked(reason: "no answer before the instance ended")
+            abandonParked(reason: completions == nil ? "no answer before the instance ended"
+                : "no answer before the instance ended (kept on disk: the next run hands them over again)")
         }
         step.withLock { $0 = "destroy" }
         integration.destroy()

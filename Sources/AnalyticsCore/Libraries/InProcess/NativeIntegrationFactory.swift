@@ -15,7 +15,8 @@ package struct NativeIntegrationFactory: IntegrationFactory {
     /// A failing `create` throws `PluginLoadError.createFailed` with the library's own text.
     public func create(settings: JSONObject, analytics: Analytics) throws -> DestinationPlugin {
         let instance = try library.makeInstance(settings: settings, services: .forwarding(to: analytics, key: key))
-        return NativeDestination(integration: instance, retryPolicy: retryPolicy)
+        return NativeDestination(integration: instance, retryPolicy: retryPolicy,
+                                 durability: NativeDurability.resolve(settings: settings, library: library.info.durable))
     }
 
     /// A whole-settings library (ABI 1.2 role) exists unless `integrations[key]` is exactly false,

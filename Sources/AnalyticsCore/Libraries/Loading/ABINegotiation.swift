@@ -92,8 +92,9 @@ enum ABINegotiation {
         if batch != nil { implemented.insert(.batch) }
         let notices = try NativeNoticesTable.lookup(getExtension, key: key, file: file)
         if notices != nil { implemented.insert(.notice) }
+        let durable = try NativeDurability.lookup(getExtension, key: key, file: file)
         let info = NativeLibraryInfo(file: file, key: key, version: version, abiVersion: declaredVersion,
-                                     language: language, toolchain: toolchain, hooks: implemented, role: role)
+                                     language: language, toolchain: toolchain, hooks: implemented, role: role, durable: durable)
         return NativeLibrary(info: info, library: library,
                              create: create, hooks: hooks, application: application, batch: batch, notices: notices)
     }

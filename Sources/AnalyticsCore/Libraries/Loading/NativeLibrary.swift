@@ -84,6 +84,8 @@ package struct NativeLibraryInfo: Sendable, Equatable {
     public let hooks: NativeHooks
     /// What its instances are (ABI 1.2 `AH_EXT_ROLE`; a destination when the library does not say).
     public let role: NativeRole
+    /// Whether it asks that its events be kept on disk until finished (ABI 1.3 `AH_EXT_DURABLE`).
+    public var durable: NativeDurability? = nil
 
     /// A destination: created from `integrations`, fed events by its own worker.
     public var isDestination: Bool { role.contains(.destination) }

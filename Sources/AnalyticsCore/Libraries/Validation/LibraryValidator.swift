@@ -26,6 +26,7 @@ public enum LibraryValidator {
         ("threads-alternating", "serialized hooks called from two threads in turn"),
         ("leftovers", "no thread or file descriptor of the instance is left after destroy"),
         ("completions", "finish-later tokens are completed exactly once"),
+        ("durable", "a library asking for the durable queue (AH_EXT_DURABLE) is a destination and its disk cap can hold a queue"),
     ]
 
     /// The line a runner prints for its check (the only stdout line the host reads).
@@ -70,6 +71,16 @@ public enum LibraryValidator {
             } catch {
                 return verdict(.pass, "refused with a reason: \(error)")
             }
+        case "durable":
+            guard let durable = info.durable else { return verdict(.skip, "does not ask for the durable queue (its events live in memory)") }
+            guard info.isDestination else { return verdict(.fail, "offers \(AH_EXT_DURABLE) but is not a destination: it receives no events to keep") }
+            let cap = durable.maxDiskBytes ?? DurableFeed.defaultMaxDiskBytes
+            do throws(QueueError) {
+                try DurableFeed.configuration(maxDiskBytes: cap).validate()
+            } catch {
+                return verdict(.fail, "ah_durable.max_disk_bytes \(cap): \(error) (the host would keep its events in memory)")
+            }
+            return verdict(.pass, "its events wait on disk until answered (cap \(cap) bytes\(durable.maxDiskBytes == nil ? ", the host's default" : ""))")
         default:
             break
         }

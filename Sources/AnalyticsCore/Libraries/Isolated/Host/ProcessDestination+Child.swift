@@ -164,6 +164,11 @@ extension ProcessDestination {
                     }
                 case .settled:
                     settled(payload)
+                case .completed:
+                    switch RunnerFrames.completed(payload) {
+                    case .failure(let why): malformed = why; break reading
+                    case .success(let serials): answered(serials, by: process)
+                    }
                 default:
                     malformed = .init(description: "a \(kind) frame after the instance was created")
                     break reading

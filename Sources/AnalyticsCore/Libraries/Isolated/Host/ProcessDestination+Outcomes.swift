@@ -9,7 +9,11 @@ extension ProcessDestination {
     func complete(_ item: Item, status: UInt8, message: String) {
         if item.replay { return }
         switch status {
-        case IsolationWire.ok, IsolationWire.pending:
+        case IsolationWire.ok:
+            finish(item)
+            item.done?.signal()
+        case IsolationWire.pending:
+            awaitAnswer(item)
             item.done?.signal()
         default:
             // The runner retried a retryable failure in place, per `retryPolicy`, before answering.
@@ -62,8 +66,39 @@ extension ProcessDestination {
         analytics?.report(.plugin(name: key, message: text))
     }
 
+    /// The item's answer is final: a durable queue may cross its event off.
+    func finish(_ item: Item) {
+        guard let ticket = item.ticket else { return }
+        completions.withLock { $0 }?.finish(ticket)
+    }
+
+    /// The item answered `pending`: it gets the next serial; its answer may have come already.
+    func awaitAnswer(_ item: Item) {
+        condition.lock()
+        let serial = nextSerial
+        nextSerial += 1
+        let early = answeredEarly.remove(serial) != nil
+        if !early && item.ticket != nil { awaitingAnswers[serial] = item }
+        condition.unlock()
+        if early { finish(item) }
+    }
+
+    /// A `completed` frame of `process`: these pending calls have their final answer. A frame
+    /// read after that process ended names serials of its own, not the next process's: ignored.
+    func answered(_ serials: [UInt64], by process: IsolatedProcess) {
+        var done: [Item] = []
+        condition.lock()
+        guard currentChild === process else { condition.unlock(); return }
+        for serial in serials {
+            if let item = awaitingAnswers.removeValue(forKey: serial) { done.append(item) } else if serial >= nextSerial { answeredEarly.insert(serial) }
+        }
+        condition.unlock()
+        for item in done { finish(item) }
+    }
+
     /// Counts an event failed and reports why.
     func fail(_ item: Item, report text: String?) {
+        finish(item)
         let (analytics, stats) = client.withLock { ($0.analytics.value, $0.stats) }
         if item.event != nil { stats?.recordFailure() }
         if let text { analytics?.report(.plugin(name: key, message: text)) }
@@ -108,7 +143,12 @@ extension ProcessDestination {
         let now = monotonicSeconds()
         crashTimes = crashTimes.filter { now - $0 < limits.crashWindow } + [now]
         crashesInARow += 1
-        var again = inFlight.filter { !$0.replay }
+        // Events the dead process held pending go first (they came before the batch in flight).
+        condition.lock()
+        let strandedItems = stranded
+        stranded = []
+        condition.unlock()
+        var again = strandedItems + inFlight.filter { !$0.replay }
         var givenUp: Item?
         if let culprit, !culprit.replay, culprit.crashes >= limits.maxAttempts {
             givenUp = culprit
@@ -170,6 +210,12 @@ extension ProcessDestination {
         child = nil
         condition.lock()
         if currentChild === process { currentChild = nil }
+        // Pending calls end with the process: after a crash they go to the next one (`crashed`);
+        // at the end their events stay on disk for the next run.
+        stranded = awaitingAnswers.sorted { $0.key < $1.key }.map(\.value)
+        awaitingAnswers = [:]
+        answeredEarly = []
+        nextSerial = 0
         let plugins = self.plugins
         let signals = self.signals
         self.plugins = nil

@@ -19,7 +19,7 @@ import Glibc
 /// it is queued here; one that fails later is counted failed as well (the summary's delivered
 /// column is delivered − failed).
 package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, StopAnnouncing, WholeSettingsDestination,
-    EventTypeSelective, @unchecked Sendable {
+    EventTypeSelective, DurablyQueued, FinishesEventsLater, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let info: NativeLibraryInfo
@@ -44,6 +44,8 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
         let bytes: [UInt8]
         let event: Event?
         var attempts = 0
+        /// Its ticket in a durable queue (finished when its answer is final).
+        var ticket: UInt64?
         /// Times the library's process died or hung while calling this very item.
         var crashes = 0
         /// Signalled once the item is done (answered, or given up).
@@ -135,6 +137,18 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     /// AH_EXT_HTTP_REQUESTS calls of the runner, made here with the host's HTTP client.
     let httpRelay = HTTPRequestRelay()
 
+    /// Whether its events wait on disk until finished (ABI 1.3 `AH_EXT_DURABLE`, or its settings).
+    let durability: NativeDurability?
+    /// The tickets of a durable queue's events (set by the worker before the first event).
+    let completions = Locked<EventCompletions?>(nil)
+    /// Pending calls of the current process (guarded by `condition`): the serial the next
+    /// `pending` result gets, the ticketed items waiting for their answer by serial, answers
+    /// that came before their `pending` result, and (after a crash) the items that were waiting.
+    var nextSerial: UInt64 = 0
+    var awaitingAnswers: [UInt64: Item] = [:]
+    var answeredEarly: Set<UInt64> = []
+    var stranded: [Item] = []
+
     init(info: NativeLibraryInfo, runner: String, settings: JSONObject, analytics: Analytics) {
         self.key = info.key
         self.info = info
@@ -142,6 +156,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
         self.limits = analytics.configuration.isolation
         self.retryPolicy = NativeRetryPolicy()
         self.wholeSettings = info.wantsWholeSettings
+        self.durability = NativeDurability.resolve(settings: settings, library: info.durable)
         self.grants = JailGrants(settings: settings, key: info.key).merged(with: analytics.configuration.isolation.grants[info.key])
         let directory = analytics.configuration.storageDirectory + "/plugins/" + HostServices.Client.directoryName(for: info.key)
         ownDirectory = directory
@@ -194,9 +209,13 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     public func execute(_ event: Event) -> Event? {
         startIfNeeded()
         unflushed = true
-        enqueue(Item(op: IsolationWire.Op(event.type), bytes: event.serializedBytes, event: event))
+        let item = Item(op: IsolationWire.Op(event.type), bytes: event.serializedBytes, event: event)
+        item.ticket = completions.withLock { $0 }?.take()
+        enqueue(item)
         return event
     }
+
+    func finishEvents(through completions: EventCompletions) { self.completions.withLock { $0 = completions } }
 
     public func update(settings: Settings, type: UpdateType) {
         startIfNeeded()

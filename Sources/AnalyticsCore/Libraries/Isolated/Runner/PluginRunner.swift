@@ -157,6 +157,11 @@ package enum PluginRunner {
         /// the attempt being made, and the host's hook timeout (from `start`).
         var parked: [UInt64: RunnerParkedEvent] = [:]
         var currentAttempt = 1
+        /// Serials of pending calls (see `IsolationWire.Kind.completed`): the next one, the one a
+        /// retry of a parked event keeps, and the final answers not yet told to the host.
+        var nextSerial: UInt64 = 0
+        var redeliverySerial: UInt64?
+        var answeredSerials: [UInt64] = []
         var hookTimeout = 10.0
         /// The least AH_LOG_* level the host keeps (from `start`), for `log_enabled`.
         var logThreshold: Int32 = 0

@@ -7,6 +7,8 @@ struct RunnerParkedEvent {
     let op: IsolationWire.Op
     let bytes: [UInt8]
     let attempt: Int
+    /// Its serial, told to the host once its answer is final (the host's durable queue).
+    let serial: UInt64
 }
 
 /// ABI 1.3 `AH_EXT_FINISH_LATER` inside `analytics-plugin-runner`, with the rules of the
@@ -39,7 +41,10 @@ extension PluginRunner.Server {
         if status == ah_status(AH_PENDING) {
             guard token != 0 else { return (ah_status(AH_ERR_PERMANENT), "\(op.hookName) answered AH_PENDING without taking a completion token") }
             pending.park(token, timeout: hookTimeout)
-            parked[token] = RunnerParkedEvent(op: op, bytes: [UInt8](UnsafeRawBufferPointer(start: text, count: length)), attempt: currentAttempt)
+            let serial = redeliverySerial ?? nextSerial
+            if redeliverySerial == nil { nextSerial += 1 }
+            parked[token] = RunnerParkedEvent(op: op, bytes: [UInt8](UnsafeRawBufferPointer(start: text, count: length)),
+                                              attempt: currentAttempt, serial: serial)
             pending.scheduleExpiryWake()
             return (Self.parkedStatus, "")
         }
@@ -58,7 +63,7 @@ extension PluginRunner.Server {
     func settleParked(beat: () -> Void) {
         guard let pending = table?.pendingCalls else { return }
         let late = pending.expire()
-        if !late.isEmpty { abandon(late, reason: "no answer within \(hookTimeout) s") }
+        if !late.isEmpty { abandon(late, reason: "no answer within \(hookTimeout) s", final: true) }
         if let instance, let notices = library.notices {
             for refusal in pending.takeRefusals() { notices.tell(instance, Int32(AH_NOTICE_REFUSED), refusal) }
         }
@@ -66,10 +71,14 @@ extension PluginRunner.Server {
         for (token, result) in pending.drain() {
             guard let p = parked.removeValue(forKey: token) else { continue }
             switch result {
-            case .ok: continue
+            case .ok: answeredSerials.append(p.serial)
             case .retryable where p.attempt < retryPolicy.maxAttempts: retries.append(p)
-            case .retryable(let m): settled(failed: "\(p.op.hookName) failed after \(p.attempt) attempt\(p.attempt == 1 ? "" : "s"): \(m)")
-            case .permanent(let m): settled(failed: "\(p.op.hookName) failed: \(m)")
+            case .retryable(let m):
+                answeredSerials.append(p.serial)
+                settled(failed: "\(p.op.hookName) failed after \(p.attempt) attempt\(p.attempt == 1 ? "" : "s"): \(m)")
+            case .permanent(let m):
+                answeredSerials.append(p.serial)
+                settled(failed: "\(p.op.hookName) failed: \(m)")
             }
         }
         if !retries.isEmpty {
@@ -78,6 +87,18 @@ extension PluginRunner.Server {
             for p in retries { redeliver(p, beat: beat) }
         }
         if !parked.isEmpty { pending.scheduleExpiryWake() }
+        tellAnswered()
+    }
+
+    /// Tells the host which pending calls have their final answer.
+    func tellAnswered() {
+        guard !answeredSerials.isEmpty else { return }
+        let serials = answeredSerials
+        answeredSerials.removeAll()
+        out.frame(.completed) { w in
+            w.u32(UInt32(serials.count))
+            for s in serials { w.i64(Int64(bitPattern: s)) }
+        }
     }
 
     /// Calls a parked event's hook again until it answers or parks it.
@@ -85,8 +106,13 @@ extension PluginRunner.Server {
         var attempt = p.attempt + 1
         while true {
             currentAttempt = attempt
+            redeliverySerial = p.serial
             let (status, message) = p.bytes.withUnsafeBufferPointer { bytes in
                 bytes.withMemoryRebound(to: CChar.self) { call(p.op, $0.baseAddress!, $0.count) }
+            }
+            redeliverySerial = nil
+            if status != Self.parkedStatus && !(status == ah_status(AH_ERR_RETRYABLE) && attempt < retryPolicy.maxAttempts) {
+                answeredSerials.append(p.serial)
             }
             switch status {
             case ah_status(AH_OK), Self.parkedStatus: return
@@ -139,14 +165,18 @@ extension PluginRunner.Server {
     /// Before `destroy`: waits for the answers (within the budget), abandons the rest.
     func endParked(beat: () -> Void) {
         settlePending(until: monotonicSeconds() + hookTimeout * 0.8, beat: beat)
-        abandon(parked.keys.sorted(), reason: "no answer before the instance ended")
+        abandon(parked.keys.sorted(), reason: "no answer before the instance ended", final: false)
+        tellAnswered()
     }
 
-    private func abandon(_ tokens: [UInt64], reason: String) {
+    /// `final`: past the hook timeout, the events' answer is final (told to the host); at the
+    /// instance's end they are not (a durable destination keeps them for the next run).
+    private func abandon(_ tokens: [UInt64], reason: String, final: Bool) {
         var names: [String] = []
         for token in tokens {
             guard let p = parked.removeValue(forKey: token) else { continue }
             names.append(p.op.hookName)
+            if final { answeredSerials.append(p.serial) }
         }
         guard !names.isEmpty else { return }
         let what = names.count == 1 ? "1 call (\(names[0]))" : "\(names.count) calls (\(Set(names).sorted().joined(separator: ", ")))"

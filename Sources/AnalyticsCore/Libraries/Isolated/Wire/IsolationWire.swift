@@ -15,7 +15,8 @@ import Glibc
 ///                   (create's outcome), results (in item order, sent at the end of a batch and at
 ///                   least every millisecond while one runs, so the host always knows which item is
 ///                   being processed; an empty one while a retry waits), call (a host service the
-///                   library called; id 0: no reply), verdict (a plugin's answer to `process`)
+///                   library called; id 0: no reply), verdict (a plugin's answer to `process`),
+///                   settled and completed (ABI 1.3: final outcomes of calls that answered pending)
 enum IsolationWire {
     enum Kind: UInt8 {
         case start = 1, batch = 2, reply = 3, plugin = 4, signal = 5
@@ -23,6 +24,11 @@ enum IsolationWire {
         /// ABI 1.3: the final outcome of events whose results said `pending`, when it is not OK
         /// (u8 `settledFailed` / `settledAbandoned`, u32 events, text the report).
         case settled = 16
+        /// ABI 1.3: events whose results said `pending` have their final answer (OK, failed, or
+        /// abandoned past the hook timeout): u32 count, then each one's serial (i64), the number
+        /// of pending results before its own since the process started. A durable destination
+        /// crosses them off its queue; the others stay on disk (and go to the next process).
+        case completed = 17
     }
 
     /// One item of a batch: what the runner calls on the instance, in this order.

@@ -19,6 +19,16 @@ enum RunnerFrames {
     /// Smallest encoding of one outcome: status byte and an empty text's length.
     static let minimumOutcomeBytes = 5
 
+    /// A completed frame: the serials of pending calls that have their final answer.
+    static func completed(_ payload: [UInt8]) -> Result<[UInt64], MalformedFrame> {
+        var r = WireReader(payload)
+        let claimed = Int(r.u32())
+        guard !r.failed, payload.count == 4 + claimed * 8 else {
+            return .failure(MalformedFrame(description: "completed frame of \(payload.count) bytes does not hold the serials it claims"))
+        }
+        return .success((0..<claimed).map { _ in UInt64(bitPattern: r.i64()) })
+    }
+
     /// A results frame: its outcomes in item order (empty: a heartbeat while a retry waits).
     static func results(_ payload: [UInt8]) -> Result<[Outcome], MalformedFrame> {
         var r = WireReader(payload)

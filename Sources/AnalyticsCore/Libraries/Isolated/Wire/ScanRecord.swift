@@ -9,6 +9,7 @@ enum ScanRecord {
                              "language": .string(info.language), "hooks": .number(Double(info.hooks.rawValue)),
                              "role": .number(Double(info.role.rawValue))]
         o["toolchain"] = info.toolchain.map(JSON.string) ?? .null
+        if let durable = info.durable { o["durable"] = .number(Double(durable.maxDiskBytes ?? 0)) }
         return o
     }
 
@@ -44,7 +45,8 @@ enum ScanRecord {
                   let hooks = o["hooks"]?.doubleValue, let role = o["role"]?.doubleValue else { return nil }
             return .success(NativeLibraryInfo(file: file, key: key, version: version, abiVersion: ABIVersion(raw: UInt32(abi)),
                                               language: language, toolchain: o["toolchain"]?.stringValue,
-                                              hooks: NativeHooks(rawValue: UInt16(hooks)), role: NativeRole(rawValue: UInt32(role))))
+                                              hooks: NativeHooks(rawValue: UInt16(hooks)), role: NativeRole(rawValue: UInt32(role)),
+                                              durable: o["durable"]?.doubleValue.map { $0 > 0 ? NativeDurability(maxDiskBytes: Int($0)) : NativeDurability() }))
         }
         let text = o["text"]?.stringValue ?? ""
         let reason: PluginLoadError.Reason
