@@ -4,7 +4,7 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: run-vendors build test validate tsan run bench fuzz plugins swift-plugins live-plugins abi-check clean install install-build install-files uninstall
+.PHONY: run-vendors build test validate tsan run bench bench-plugins fuzz plugins swift-plugins live-plugins abi-check clean install install-build install-files uninstall
 
 build:
 	$(SWIFT) build
@@ -73,11 +73,23 @@ run-vendors: build plugins
 	echo "--- first Mixpanel event: $$(head -n 1 $(VENDOR_DEMO)/mixpanel.ndjson | head -c 300)"; \
 	exit $$status
 
-bench:
+bench: bench-plugins
 	$(SWIFT) build -c release --product analytics-bench
 	$(SWIFT) build -c release --product analytics-host
 	$(SWIFT) build -c release --product analytics-plugin-runner
 	.build/release/analytics-bench
+
+# The Swift vendor libraries optimized, for the benchmark's vendor rows (the C ones it builds
+# with -O2 itself; `make plugins` builds Swift ones in debug for the tests).
+BENCH_PLUGINS := PostHogIntegration GoogleAnalytics4Integration
+bench-plugins:
+	@mkdir -p $(BUILD_DIR)/bench-plugins
+	@set -e; for product in $(BENCH_PLUGINS); do \
+		$(SWIFT) build -c release --product $$product; \
+		$(SWIFTC) -emit-library -module-name $$product -o $(BUILD_DIR)/bench-plugins/lib$$product.so -g \
+			-L .build/release @.build/release/$$product.product/Objects.LinkFileList \
+			-Xlinker --version-script=Plugins/swift-plugin.exports; \
+	done
 
 # Fuzzing (Tests/Fuzz): every target built with libFuzzer + AddressSanitizer, each run for
 # FUZZ_SECONDS from its seed corpus; finds land in build/fuzz/crashes.

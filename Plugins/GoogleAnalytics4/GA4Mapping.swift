@@ -144,10 +144,6 @@ enum GA4Mapping {
 
     /// Microseconds since 1970 of the event's ISO-8601 timestamp.
     static func micros(_ timestamp: String?) -> Int? {
-        guard let timestamp else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let date = formatter.date(from: timestamp) ?? ISO8601DateFormatter().date(from: timestamp)
-        return date.map { Int(($0.timeIntervalSince1970 * 1_000_000).rounded()) }
+        timestamp.flatMap(ISO8601Timestamp.microseconds)
     }
 }

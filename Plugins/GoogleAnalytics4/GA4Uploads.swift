@@ -6,9 +6,11 @@ import Foundation
 ///
 /// A request speaks for one user (`client_id` or `app_instance_id`, `user_id`,
 /// `user_properties`), so consecutive events of the same user go together, at most 25 per request
-/// (GA4's limit) and under 130 kB; each event carries its own `timestamp_micros`. One request at a
-/// time keeps GA4's order; an event goes at once when no request runs, what arrives meanwhile
-/// goes when it ends. GA4 answers 2xx even for what it drops (the mapping refuses that before),
+/// (GA4's limit) and under 130 kB; each event carries its own `timestamp_micros`, so GA4 orders
+/// them by time and up to `maxInFlight` requests run at once. An event goes at once when no
+/// request runs; while requests run, what arrives gathers: a full request starts when there is
+/// room for it, a partial one when the last running request ends (requests stay large when calls
+/// come faster than answers, and nothing waits idle). GA4 answers 2xx even for what it drops (the mapping refuses that before),
 /// so: 2xx OK, 429/5xx and no answer retryable (the host backs off and calls again), other
 /// statuses permanent.
 final class GA4Uploads: @unchecked Sendable {
@@ -36,7 +38,10 @@ final class GA4Uploads: @unchecked Sendable {
     private let lock = NSLock()
     private var held: [Item] = []
     private var queued: [Upload] = []
-    private var running = false
+    /// Requests started and not yet answered.
+    private var running = 0
+    /// Requests at once: the host's bound per instance, at most 4.
+    let maxInFlight: Int
     private var url: String
     private var timeout: Double
 
@@ -45,6 +50,7 @@ final class GA4Uploads: @unchecked Sendable {
         self.url = url.absoluteString
         self.timeout = timeout
         self.maxPending = max(1, maxPending ?? 1)
+        maxInFlight = max(1, min(4, http.maxInFlight))
     }
 
     func configure(url: URL, timeout: Double) {
@@ -65,39 +71,64 @@ final class GA4Uploads: @unchecked Sendable {
                         bytes: event.serializedBytes().count + 1, completion: completion)
         lock.lock()
         held.append(item)
-        let ready = now || !running || held.count >= Self.maxEvents || held.count >= maxPending
+        let all = now || running == 0 || held.count >= maxPending
+        // A request is complete once full or once another user's event follows it.
+        let ready = all || held.count >= Self.maxEvents || held[0].user != item.user
+        if ready { queueHeld(all: all) }
+        let starting = startable()
         lock.unlock()
-        if ready { sendHeld() }
+        for upload in starting { send(upload) }
     }
 
-    func flush() { sendHeld() }
-
-    private func sendHeld() {
+    func flush() {
         lock.lock()
+        queueHeld(all: true)
+        let starting = startable()
+        lock.unlock()
+        for upload in starting { send(upload) }
+    }
+
+    /// Moves held events into requests (under `lock`); without `all`, a last request that is not
+    /// full stays held to gather more.
+    private func queueHeld(all: Bool) {
         var chunk: [Item] = []
         var bytes = 0
+        var taken = 0
         for item in held {
             if let first = chunk.first, first.user != item.user || chunk.count == Self.maxEvents || bytes + item.bytes > Self.maxBytes {
                 queued.append(Upload(url: url, timeout: timeout, items: chunk))
+                taken += chunk.count
                 chunk = []
                 bytes = 0
             }
             chunk.append(item)
             bytes += item.bytes
         }
-        if !chunk.isEmpty { queued.append(Upload(url: url, timeout: timeout, items: chunk)) }
-        held = []
-        lock.unlock()
-        pump()
+        if !chunk.isEmpty, all || chunk.count == Self.maxEvents {
+            queued.append(Upload(url: url, timeout: timeout, items: chunk))
+            taken += chunk.count
+        }
+        held.removeFirst(taken)
     }
 
-    private func pump() {
+    /// The queued uploads that may start now, oldest first, counted as running (under `lock`).
+    private func startable() -> [Upload] {
+        var starting: [Upload] = []
+        while !queued.isEmpty, running < maxInFlight {
+            starting.append(queued.removeFirst())
+            running += 1
+        }
+        return starting
+    }
+
+    /// A request ended: a partial request held goes when nothing else runs, then what may start.
+    private func ended() {
         lock.lock()
-        guard !running, !queued.isEmpty else { return lock.unlock() }
-        let upload = queued.removeFirst()
-        running = true
+        running -= 1
+        if running == 0, queued.isEmpty, !held.isEmpty { queueHeld(all: true) }
+        let starting = startable()
         lock.unlock()
-        send(upload)
+        for upload in starting { send(upload) }
     }
 
     private func send(_ upload: Upload) {
@@ -110,18 +141,12 @@ final class GA4Uploads: @unchecked Sendable {
         do {
             try http.start(request) { [self] answer in answered(upload, answer) }
         } catch {
-            lock.lock()
-            running = false
-            lock.unlock()
             for item in upload.items { item.completion.fail(IntegrationError.retryable("Google Analytics 4: \(error.message)")) }
-            pump()
+            ended()
         }
     }
 
     private func answered(_ upload: Upload, _ answer: HostHTTP.Answer) {
-        lock.lock()
-        running = false
-        lock.unlock()
         let outcome: Result<Void, IntegrationError>
         switch answer {
         case .failed(let why):
@@ -138,9 +163,6 @@ final class GA4Uploads: @unchecked Sendable {
             }
         }
         for item in upload.items { item.completion.finish(outcome) }
-        lock.lock()
-        let gathered = queued.isEmpty && !held.isEmpty
-        lock.unlock()
-        if gathered { sendHeld() } else { pump() }
+        ended()
     }
 }

@@ -5,10 +5,15 @@ import Foundation
 /// client (ABI 1.3); each call is answered when PostHog answered the request that carried its
 /// event, so nothing is answered OK while it is only held here.
 ///
-/// - One request at a time, so PostHog ingests a user's events in order (`$identify` before the
-///   events it merges); what arrives meanwhile gathers and goes when that request ends, in
-///   requests of at most `maxEvents` events and `maxBytes` of JSON. An event is uploaded at once
-///   when no request runs: nothing waits idle, so no timer is needed.
+/// - Up to `maxInFlight` requests at once (each event carries its own timestamp, so PostHog needs
+///   no order between requests of captures), each of at most `maxEvents` events and `maxBytes` of
+///   JSON. A request that changes a person or group (`$identify`, `$create_alias`,
+///   `$groupidentify`, `$merge_dangerously`) goes alone: after every earlier request was answered
+///   and before any later one starts, so PostHog ingests it in order with the events it merges.
+/// - An event is uploaded at once when no request runs: nothing waits idle, so no timer is
+///   needed. While requests run, what arrives gathers; a full request starts when there is room
+///   for it, a partial one when the last running request ends (so requests stay large when the
+///   calls come faster than the answers).
 /// - 2xx: every event OK. 400/413 on several events: split in halves, each sent again, until the
 ///   bad event is alone (refused for good with PostHog's detail), so one bad event never takes
 ///   the others down. 408, 429, 5xx (not 501/505) and no answer: retryable (the host backs off and
@@ -20,6 +25,8 @@ final class PostHogUploads: @unchecked Sendable {
         let completion: Completion
         /// "Order Completed (uuid …)", for reasons.
         let name: String
+        /// One of `orderedEvents`.
+        let ordered: Bool
     }
 
     /// Where a request goes, copied when it is made (settings may change meanwhile).
@@ -33,14 +40,23 @@ final class PostHogUploads: @unchecked Sendable {
     private struct Upload {
         let target: Target
         let items: [Item]
+        /// Changes a person or group: runs alone, in order with the others.
+        var ordered: Bool { items.contains { $0.ordered } }
     }
+
+    /// Events whose effect depends on the order PostHog ingests them in.
+    static let orderedEvents: Set<String> = ["$identify", "$create_alias", "$groupidentify", "$merge_dangerously"]
 
     private let http: HostHTTP
     private let lock = NSLock()
     private var held: [Item] = []
     private var heldBytes = 0
     private var queued: [Upload] = []
-    private var running = false
+    /// Requests started and not yet answered; `orderedRunning`: one of them runs alone.
+    private var running = 0
+    private var orderedRunning = false
+    /// Requests at once: the host's bound per instance, at most 4.
+    let maxInFlight: Int
     private var target: Target
     /// The host's bound on pending calls: held events go before it would stop the hooks.
     private let maxPending: Int
@@ -51,6 +67,7 @@ final class PostHogUploads: @unchecked Sendable {
     init(http: HostHTTP, configuration: PostHogConfiguration, maxPending: Int?) {
         self.http = http
         self.maxPending = max(1, maxPending ?? 1)
+        maxInFlight = max(1, min(4, http.maxInFlight))
         target = Self.target(configuration)
     }
 
@@ -73,45 +90,72 @@ final class PostHogUploads: @unchecked Sendable {
             throw .permanent("PostHog: event \(name) is \(bytes.count) bytes, over PostHog's \(maxEventBytes)-byte limit per event")
         }
         lock.lock()
-        held.append(Item(bytes: bytes, completion: completion, name: name))
+        held.append(Item(bytes: bytes, completion: completion, name: name, ordered: Self.orderedEvents.contains(capture["event"]?.stringValue ?? "")))
         heldBytes += bytes.count + 1
-        let ready = now || !running || held.count >= maxEvents || heldBytes >= maxBytes || held.count >= maxPending
+        let all = now || running == 0 || held.count >= maxPending
+        let ready = all || held.count >= maxEvents || heldBytes >= maxBytes
+        if ready { queueHeld(all: all) }
+        let starting = startable()
         lock.unlock()
-        if ready { uploadHeld() }
+        for upload in starting { send(upload) }
     }
 
     /// Uploads what is held now (flush: the host then waits for the answers).
-    func flush() { uploadHeld() }
-
-    private func uploadHeld() {
+    func flush() {
         lock.lock()
-        let items = held, to = target
-        held = []
-        heldBytes = 0
+        queueHeld(all: true)
+        let starting = startable()
+        lock.unlock()
+        for upload in starting { send(upload) }
+    }
+
+    /// Moves held events into requests (under `lock`); without `all`, a last request that is not
+    /// full stays held to gather more.
+    private func queueHeld(all: Bool) {
         var chunk: [Item] = []
         var bytes = 0
-        for item in items {
+        var taken = 0
+        for item in held {
             if !chunk.isEmpty, chunk.count == maxEvents || bytes + item.bytes.count + 1 > maxBytes {
-                queued.append(Upload(target: to, items: chunk))
+                queued.append(Upload(target: target, items: chunk))
+                taken += chunk.count
                 chunk = []
                 bytes = 0
             }
             chunk.append(item)
             bytes += item.bytes.count + 1
         }
-        if !chunk.isEmpty { queued.append(Upload(target: to, items: chunk)) }
-        lock.unlock()
-        pump()
+        if !chunk.isEmpty, all || chunk.count == maxEvents || bytes >= maxBytes {
+            queued.append(Upload(target: target, items: chunk))
+            taken += chunk.count
+            bytes = 0
+        }
+        held.removeFirst(taken)
+        heldBytes = held.isEmpty ? 0 : bytes
     }
 
-    /// Starts the oldest queued upload when no request runs.
-    private func pump() {
+    /// The queued uploads that may start now, oldest first, counted as running (under `lock`).
+    private func startable() -> [Upload] {
+        var starting: [Upload] = []
+        while let next = queued.first, running < maxInFlight, !orderedRunning, !next.ordered || running == 0 {
+            queued.removeFirst()
+            running += 1
+            orderedRunning = next.ordered
+            starting.append(next)
+        }
+        return starting
+    }
+
+    /// A request ended: a partial request held goes when nothing else runs, then what may start.
+    private func ended(_ upload: Upload, requeue: [Upload] = []) {
         lock.lock()
-        guard !running, !queued.isEmpty else { return lock.unlock() }
-        let upload = queued.removeFirst()
-        running = true
+        running -= 1
+        if upload.ordered { orderedRunning = false }
+        queued.insert(contentsOf: requeue, at: 0)
+        if running == 0, queued.isEmpty, !held.isEmpty { queueHeld(all: true) }
+        let starting = startable()
         lock.unlock()
-        send(upload)
+        for upload in starting { send(upload) }
     }
 
     private func send(_ upload: Upload) {
@@ -133,18 +177,13 @@ final class PostHogUploads: @unchecked Sendable {
             try http.start(request) { [self] answer in answered(upload, answer) }
         } catch {
             // Not started (the host is stopping, or the request is malformed): answered now.
-            lock.lock()
-            running = false
-            lock.unlock()
             for item in upload.items { item.completion.fail(IntegrationError.retryable("PostHog: \(error.message)")) }
-            pump()
+            ended(upload)
         }
     }
 
     private func answered(_ upload: Upload, _ answer: HostHTTP.Answer) {
-        lock.lock()
-        running = false
-        lock.unlock()
+        var halves: [Upload] = []
         let url = upload.target.url
         switch answer {
         case .failed(let why):
@@ -156,10 +195,8 @@ final class PostHogUploads: @unchecked Sendable {
                 for item in upload.items { item.completion.succeed() }
             case 400 where upload.items.count > 1, 413 where upload.items.count > 1:
                 let half = upload.items.count / 2
-                lock.lock()
-                queued.insert(contentsOf: [Upload(target: upload.target, items: Array(upload.items[..<half])),
-                                           Upload(target: upload.target, items: Array(upload.items[half...]))], at: 0)
-                lock.unlock()
+                halves = [Upload(target: upload.target, items: Array(upload.items[..<half])),
+                          Upload(target: upload.target, items: Array(upload.items[half...]))]
             case 400, 413:
                 upload.items[0].completion.fail(IntegrationError.permanent("PostHog refused event \(upload.items[0].name): \(detail)"))
             case _ where PostHogDelivery.isTransient(status):
@@ -169,10 +206,7 @@ final class PostHogUploads: @unchecked Sendable {
                 for item in upload.items { item.completion.fail(IntegrationError.permanent("PostHog refused event \(item.name): \(detail)")) }
             }
         }
-        // What gathered while this request ran goes next, after any split halves.
-        lock.lock()
-        let gathered = queued.isEmpty && !held.isEmpty
-        lock.unlock()
-        if gathered { uploadHeld() } else { pump() }
+        // Split halves go first; what gathered while requests ran goes after them.
+        ended(upload, requeue: halves)
     }
 }

@@ -5,7 +5,8 @@ import Foundation
 /// The vendor rows: events through each vendor library (docs/vendors/) to its strict loopback
 /// fake, from the first track() until the fake has taken the last event. The C libraries
 /// (Amplitude, Mixpanel) are built here with `make plugins`' flags; the Swift ones (PostHog,
-/// GA4) are taken from build/plugins (`make plugins`), skipped when absent. CPU time is the whole
+/// GA4) are taken from build/bench-plugins (release builds, `make bench-plugins`), else from
+/// build/plugins (`make plugins`' debug builds, several times slower), skipped when absent. CPU time is the whole
 /// process's: the client, the library and the fake, which parses every request.
 struct VendorBenchmarkResult {
     var eventsPerSecond: Double
@@ -96,7 +97,8 @@ func benchVendors(libraries dir: String) -> (vendors: [BenchVendor], skipped: [S
                                    settings: ["projectToken": .string(fake.token), "apiSecret": .string(fake.apiSecret), "apiHost": .string(fake.baseURL)],
                                    taken: { fake.events.count }, requests: { fake.server.requestCount }, keepAlive: fake))
     } else { skipped.append("Mixpanel (gcc failed)") }
-    let built = "build/plugins/"
+    // Optimized builds (`make bench` makes them) when there, else `make plugins`' debug builds.
+    let built = FileManager.default.fileExists(atPath: "build/bench-plugins/libPostHogIntegration.so") ? "build/bench-plugins/" : "build/plugins/"
     if FileManager.default.fileExists(atPath: built + "libPostHogIntegration.so"), let fake = try? PostHogFake() {
         vendors.append(BenchVendor(key: "PostHog", library: built + "libPostHogIntegration.so",
                                    settings: ["apiKey": .string(fake.projectKey), "apiHost": .string(fake.baseURL)],

@@ -77,33 +77,40 @@ package final class HTTPClient: Sendable {
 
     /// Sends `request` and waits for the complete response.
     public func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPClientError> {
+        let done = DispatchSemaphore(value: 0)
+        let box = Locked<Result<HTTPResponse, HTTPClientError>?>(nil)
+        start(request) { result in
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return box.withLock { $0 } ?? .failure(.network(url: request.url.absoluteString, reason: "request finished without a result"))
+    }
+
+    /// Starts `request` and returns at once; `completion` runs once, on URLSession's queue, with
+    /// the response. For callers with several requests running: a thread blocked per request (as
+    /// in `send`) on Dispatch's pool can starve the queues URLSession itself answers on, which
+    /// stalled parallel requests for seconds on a 2-core machine.
+    public func start(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPClientError>) -> Void) {
         let timeout = max(1, request.timeout.rounded(.up))
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if let body = request.body { urlRequest.httpBody = Data(body) }
-
-        let done = DispatchSemaphore(value: 0)
-        let box = Locked<Result<HTTPResponse, HTTPClientError>?>(nil)
         let urlText = request.url.absoluteString
         let task = session(timeout: Int(timeout)).dataTask(with: urlRequest) { data, response, error in
-            let result: Result<HTTPResponse, HTTPClientError>
             if let http = response as? HTTPURLResponse, error == nil {
                 var headers: [String: String] = [:]
                 for (k, v) in http.allHeaderFields {
                     if let k = k as? String, let v = v as? String { headers[k.lowercased()] = v }
                 }
-                result = .success(HTTPResponse(status: http.statusCode, headers: headers, body: data.map { [UInt8]($0) } ?? []))
+                completion(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data.map { [UInt8]($0) } ?? [])))
             } else if let error = error as? URLError, error.code == .timedOut {
-                result = .failure(.timedOut(url: urlText, after: timeout))
+                completion(.failure(.timedOut(url: urlText, after: timeout)))
             } else {
-                result = .failure(.network(url: urlText, reason: error.map { "\($0.localizedDescription)" } ?? "no HTTP response"))
+                completion(.failure(.network(url: urlText, reason: error.map { "\($0.localizedDescription)" } ?? "no HTTP response")))
             }
-            box.withLock { $0 = result }
-            done.signal()
         }
         task.resume()
-        done.wait()
-        return box.withLock { $0 } ?? .failure(.network(url: urlText, reason: "request finished without a result"))
     }
 }

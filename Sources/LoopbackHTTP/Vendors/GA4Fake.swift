@@ -21,13 +21,15 @@ public final class GA4Fake: @unchecked Sendable {
     private var accepted: [JSONObject] = []
     private var problems: [String] = []
     private var failures: [ScriptedResponse] = []
+    /// Holds answers back on request (after the request was judged and its events taken).
+    public let gate = AnswerGate()
 
     public init(streamId: String = "G-TEST12345", apiSecret: String = "ga4-secret", appStream: Bool = false) throws {
         self.streamId = streamId
         self.apiSecret = apiSecret
         self.appStream = appStream
         let box = WeakBox()
-        server = try LoopbackHTTPServer(options: .init(respond: { request in box.fake?.answer(request) }))
+        server = try LoopbackHTTPServer(options: .init(respond: { request in box.fake?.answerThroughGate(request) }))
         box.fake = self
     }
 
@@ -55,6 +57,12 @@ public final class GA4Fake: @unchecked Sendable {
         guard let first = name.unicodeScalars.first, name.count <= max, first.isASCII, CharacterSet.letters.contains(first) else { return false }
         if ["_", "google_", "ga_", "firebase_"].contains(where: { name.hasPrefix($0) }) { return false }
         return name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }
+    }
+
+    private func answerThroughGate(_ request: RecordedRequest) -> ScriptedResponse {
+        let response = answer(request)
+        gate.pass()
+        return response
     }
 
     func answer(_ request: RecordedRequest) -> ScriptedResponse {

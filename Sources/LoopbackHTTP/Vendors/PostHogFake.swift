@@ -20,13 +20,15 @@ public final class PostHogFake: @unchecked Sendable {
     private var accepted: [JSONObject] = []
     private var refusals: [String] = []
     private var failures: [ScriptedResponse] = []
+    /// Holds answers back on request (after the request was judged and its events taken).
+    public let gate = AnswerGate()
     private var _maxBodyBytes = 20 * 1024 * 1024
     private var _poisoned: Set<String> = []
 
     public init(projectKey: String = "phc_test_project_key") throws {
         self.projectKey = projectKey
         let box = WeakBox()
-        server = try LoopbackHTTPServer(options: .init(respond: { request in box.fake?.answer(request) }))
+        server = try LoopbackHTTPServer(options: .init(respond: { request in box.fake?.answerThroughGate(request) }))
         box.fake = self
     }
 
@@ -71,6 +73,12 @@ public final class PostHogFake: @unchecked Sendable {
 
     private func invalid(_ detail: String) -> ScriptedResponse { refuse(400, "validation_error", "invalid_payload", detail) }
 
+    private func answerThroughGate(_ request: RecordedRequest) -> ScriptedResponse {
+        let response = answer(request)
+        gate.pass()
+        return response
+    }
+
     func answer(_ request: RecordedRequest) -> ScriptedResponse {
         lock.lock()
         let failure = failures.isEmpty ? nil : failures.removeFirst()
@@ -108,21 +116,13 @@ public final class PostHogFake: @unchecked Sendable {
             if let uuid = event["uuid"], uuid.stringValue.flatMap(UUID.init(uuidString:)) == nil {
                 return invalid("Invalid payload: batch[\(n)].uuid is not a UUID")
             }
-            if let timestamp = event["timestamp"], timestamp.stringValue.flatMap(Self.parseISO8601) == nil {
+            if let timestamp = event["timestamp"], timestamp.stringValue.flatMap(ISO8601Timestamp.microseconds) == nil {
                 return invalid("Invalid payload: batch[\(n)].timestamp is not ISO-8601")
             }
             events.append(event)
         }
         lock.lock(); accepted += events; lock.unlock()
         return .json(#"{"status":1}"#)
-    }
-
-    static func parseISO8601(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text)
     }
 
     /// Breaks the cycle server → respond closure → fake.

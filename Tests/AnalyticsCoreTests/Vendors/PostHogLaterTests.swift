@@ -27,8 +27,13 @@ import Testing
         let stats = try #require(c.stats)
         #expect(stats.delivered == 1000 && stats.failed == 0 && stats.abandoned == 0, "\(stats)")
         #expect(Set(fake.events.compactMap { $0["uuid"]?.stringValue }).count == 1000)
-        // In order: one request at a time.
-        #expect(fake.events.compactMap { $0["event"]?.stringValue } == (0..<1000).map { "Item \($0)" })
+        // Every event once; requests run side by side (each event has its own time), each in
+        // call order.
+        #expect(fake.events.compactMap { $0["event"]?.stringValue }.sorted() == (0..<1000).map { "Item \($0)" }.sorted())
+        for request in fake.server.requests {
+            let n = ((try? JSON(parsing: request.body))?["batch"]?.arrayValue ?? []).compactMap { $0["event"]?.stringValue?.split(separator: " ").last.flatMap { Int($0) } }
+            #expect(n == n.sorted(), "in call order within a request: \(n)")
+        }
         // Batched across calls: events that arrive while a request runs go together in the next
         // (how many depends on timing: an event goes at once when no request runs).
         let sizes = fake.server.requests.map { (try? JSON(parsing: $0.body))?["batch"]?.arrayValue?.count ?? 0 }
@@ -39,6 +44,38 @@ import Testing
         #expect(c.errors.all.isEmpty, "\(c.errors.messages)")
     }
 
+    /// Captures need no order between requests: while PostHog has not answered one request, a
+    /// full one of later calls goes; a person event ($identify) waits until nothing runs, and
+    /// nothing starts while it runs.
+    @Test(arguments: [IsolationMode.inProcess, .process])
+    func aFullRequestGoesWhileAnEarlierOneIsUnansweredButIdentifyWaits(mode: IsolationMode) throws {
+        let fake = try PostHogFake()
+        defer { fake.gate.release() }
+        fake.gate.holdNext()
+        let c = try Self.client(fake, mode: mode)
+        Self.track(c, "First", id: "m-first")
+        #expect(fake.gate.waitUntilHeld(1), "the first call's request reached PostHog, whose answer is held")
+        for i in 1...100 { Self.track(c, "Item \(i)", id: "m-\(i)") }
+        // 100 events gathered: that request goes although the first is still unanswered.
+        #expect(fake.waitForEvents(101), "a second request while the first is unanswered")
+        #expect(fake.gate.held == 1)
+        // An identify now waits for the held request: it is not sent while that one runs.
+        _ = try? c.analytics.process(payload: ["type": "identify", "userId": "u-1", "messageId": "m-identify", "traits": ["plan": "pro"]])
+        for i in 101...300 { Self.track(c, "Item \(i)", id: "m-\(i)") }
+        // (The server counts a request once answered: the held one is not counted yet.)
+        #expect(fake.server.requestCount == 1, "nothing after the identify starts while an earlier request runs")
+        fake.gate.release()
+        #expect(c.analytics.flush())
+        let names = fake.events.compactMap { $0["event"]?.stringValue }
+        #expect(names.count == 302 && Set(names).count == 302, "\(names.count)")
+        let identify = try #require(names.firstIndex(of: "$identify"))
+        #expect(names[..<identify].contains("First") && !names[(identify + 1)...].contains("Item 50"), "the identify after the events before it")
+        #expect(!names[..<identify].contains("Item 101"), "and before the events after it")
+        let stats = try #require(c.stats)
+        #expect(stats.delivered == 302 && stats.failed == 0 && stats.abandoned == 0, "\(stats)")
+        #expect(c.analytics.shutdown())
+    }
+
     @Test(arguments: [IsolationMode.inProcess, .process])
     func aRefusedBatchIsSplitSoOnlyTheBadEventFails(mode: IsolationMode) throws {
         let fake = try PostHogFake()
@@ -47,7 +84,8 @@ import Testing
         // While the first request runs, the rest gather into requests that hold the poison.
         for i in 0..<9 { Self.track(c, i == 5 ? "Poison" : "Fine \(i)", id: "m-\(i)") }
         #expect(c.analytics.flush())
-        #expect(fake.events.compactMap { $0["event"]?.stringValue } == [0, 1, 2, 3, 4, 6, 7, 8].map { "Fine \($0)" })
+        // Every good event once (split halves may run side by side, so in any order).
+        #expect(fake.events.compactMap { $0["event"]?.stringValue }.sorted() == [0, 1, 2, 3, 4, 6, 7, 8].map { "Fine \($0)" })
         #expect(fake.refused.contains { $0.contains("Poison") }, "the poison went in a request with others and was split off: \(fake.refused)")
         #expect(!fake.events.contains { $0["event"] == "Poison" })
         let stats = try #require(c.stats)

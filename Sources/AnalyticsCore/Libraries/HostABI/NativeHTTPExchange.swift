@@ -45,8 +45,9 @@ public enum NativeHTTPAnswer: Sendable, Equatable {
 }
 
 extension HostServices.HTTP {
-    /// Sends through `client` on a thread of its own and answers there (URLSession: https,
-    /// the environment's proxy settings, redirects followed). Only http and https URLs.
+    /// Sends through `client` (URLSession: https, the environment's proxy settings, redirects
+    /// followed) and answers on a pool thread, never on URLSession's own queue (a slow `done`
+    /// must not hold up other answers). Only http and https URLs.
     static func sending(through client: HTTPClient) -> @Sendable (NativeHTTPRequest, @escaping @Sendable (NativeHTTPAnswer) -> Void) -> Void {
         { request, answer in
             guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
@@ -67,15 +68,20 @@ extension HostServices.HTTP {
                     headers.removeAll { $0.name.lowercased() == "content-encoding" }
                     headers.append((name: "Content-Encoding", value: "gzip"))
                 }
-                let sent = client.send(HTTPRequest(method: request.method, url: url, headers: headers,
-                                                   body: body.isEmpty && request.method == "GET" ? nil : body, timeout: request.timeout))
-                switch sent {
-                case .success(let response):
-                    let names = response.headers.keys.sorted()
-                    answer(.response(status: response.status, headers: names.map { NativeHTTPHeader($0, response.headers[$0]!) },
-                                     body: response.body))
-                case .failure(let error):
-                    answer(.failed(error.description))
+                // Not waited for here: several requests of an instance run at once, and a pool
+                // thread blocked per request can starve URLSession's own queues.
+                client.start(HTTPRequest(method: request.method, url: url, headers: headers,
+                                         body: body.isEmpty && request.method == "GET" ? nil : body, timeout: request.timeout)) { sent in
+                    DispatchQueue.global().async {
+                        switch sent {
+                        case .success(let response):
+                            let names = response.headers.keys.sorted()
+                            answer(.response(status: response.status, headers: names.map { NativeHTTPHeader($0, response.headers[$0]!) },
+                                             body: response.body))
+                        case .failure(let error):
+                            answer(.failed(error.description))
+                        }
+                    }
                 }
             }
         }
