@@ -105,7 +105,7 @@ fuzz:
 # cannot be a dependency of another package).
 SWIFT_PLUGINS := WebhooksIntegration MetricsIntegration PostHogIntegration GoogleAnalytics4Integration
 # Swift test fixtures, linked the same way into build/fixtures (never installed).
-SWIFT_FIXTURES := LaterFixtureIntegration
+SWIFT_FIXTURES := LaterFixtureIntegration DurableFixtureIntegration
 FIXTURES_DIR := $(BUILD_DIR)/fixtures
 SWIFTC ?= $(dir $(shell command -v $(SWIFT)))swiftc
 SWIFT_BIN := .build/debug

@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "GoogleAnalytics4Integration", type: .dynamic, targets: ["GoogleAnalytics4Integration"]),
         // Test fixture: a Swift integration answering later through the kit (linked into build/fixtures).
         .library(name: "LaterFixtureIntegration", type: .dynamic, targets: ["LaterFixtureIntegration"]),
+        .library(name: "DurableFixtureIntegration", type: .dynamic, targets: ["DurableFixtureIntegration"]),
     ],
     targets: [
         // The C ABI shared by the host and every integration library (header only).
@@ -44,6 +45,7 @@ let package = Package(
         .target(name: "PostHogIntegration", dependencies: ["AnalyticsIntegration"], path: "Plugins/PostHog"),
         .target(name: "GoogleAnalytics4Integration", dependencies: ["AnalyticsIntegration"], path: "Plugins/GoogleAnalytics4"),
         .target(name: "LaterFixtureIntegration", dependencies: ["AnalyticsIntegration"], path: "Tests/SwiftFixtures/Later"),
+        .target(name: "DurableFixtureIntegration", dependencies: ["AnalyticsIntegration"], path: "Tests/SwiftFixtures/Durable"),
         // A real HTTP/1.1 server on 127.0.0.1: `analytics-host receive`, the tests and the benchmark.
         .target(name: "LoopbackHTTP", dependencies: ["AnalyticsCore"]),
         // Helpers for tests and the benchmark (re-exports LoopbackHTTP).

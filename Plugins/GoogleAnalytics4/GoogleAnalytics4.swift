@@ -12,7 +12,7 @@
 import AnalyticsIntegration
 import Foundation
 
-public final class GoogleAnalytics4: Integration, EventLaterHooks, ResetHook, SettingsHook, FlushHook, @unchecked Sendable {
+public final class GoogleAnalytics4: Integration, EventLaterHooks, ResetHook, SettingsHook, FlushHook, DurableEvents, @unchecked Sendable {
     // @unchecked: hooks run one at a time (the host's rule); `uploads` guards its own state.
     public static let key = "Google Analytics 4"
     public static let version = "1.1.0"

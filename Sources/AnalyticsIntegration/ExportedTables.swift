@@ -12,6 +12,8 @@ enum ExportedTables {
     private struct State {
         var type: (any Integration.Type)?
         var integration: UnsafePointer<ah_integration>?
+        /// The `AH_EXT_DURABLE` table, for a type conforming to ``DurableEvents``.
+        var durable: UnsafePointer<ah_durable>?
     }
 
     private static let state = Locked(State())
@@ -40,6 +42,12 @@ enum ExportedTables {
                 update: T.self is any SettingsHook.Type ? hookUpdate : nil,
                 destroy: hookDestroy,
                 lifecycle: T.self is any LifecycleHook.Type ? hookLifecycle : nil))
+            if let durable = T.self as? any DurableEvents.Type {
+                let table = UnsafeMutablePointer<ah_durable>.allocate(capacity: 1)
+                table.initialize(to: ah_durable(size: UInt32(MemoryLayout<ah_durable>.size), flags: 0,
+                                                max_disk_bytes: durable.durableMaxDiskBytes ?? 0))
+                state.durable = UnsafePointer(table)
+            }
             let integration = UnsafeMutablePointer<ah_integration>.allocate(capacity: 1)
             integration.initialize(to: ah_integration(
                 size: UInt32(MemoryLayout<ah_integration>.size),
@@ -50,7 +58,7 @@ enum ExportedTables {
                 toolchain: permanentCString(SwiftToolchain.current),
                 create: hookCreate,
                 hooks: hooks,
-                get_extension: T.self is any NoticesHook.Type ? libraryExtension : nil))
+                get_extension: T.self is any NoticesHook.Type || state.durable != nil ? libraryExtension : nil))
             state.type = T.self
             state.integration = UnsafePointer(integration)
             return .success(UnsafePointer(integration))
@@ -59,6 +67,9 @@ enum ExportedTables {
 
     /// The exported type, for `create`.
     static var registeredType: (any Integration.Type)? { state.withLock { $0.type } }
+
+    /// The exported type's `AH_EXT_DURABLE` table, if it conforms to ``DurableEvents``.
+    static var durableTable: UnsafePointer<ah_durable>? { state.withLock { $0.durable } }
 
     private static func textProblem(_ text: String, _ what: String) -> String? {
         if text.isEmpty { return "\(what) is empty" }
@@ -77,9 +88,17 @@ enum ExportedTables {
 }
 
 /// The capability tables the library offers (`ah_integration.get_extension`): `AH_EXT_NOTICES`
-/// for an integration that conforms to ``NoticesHook``.
+/// for an integration that conforms to ``NoticesHook``, `AH_EXT_DURABLE` for one that conforms
+/// to ``DurableEvents``.
 private func libraryExtension(_ id: UnsafePointer<CChar>) -> UnsafeRawPointer? {
-    String(cString: id) == AH_EXT_NOTICES ? UnsafeRawPointer(noticesTable) : nil
+    switch String(cString: id) {
+    case AH_EXT_NOTICES:
+        return ExportedTables.registeredType.map { $0 is any NoticesHook.Type } == true ? UnsafeRawPointer(noticesTable) : nil
+    case AH_EXT_DURABLE:
+        return ExportedTables.durableTable.map(UnsafeRawPointer.init)
+    default:
+        return nil
+    }
 }
 
 nonisolated(unsafe) private let noticesTable: UnsafePointer<ah_notices> = {

@@ -18,6 +18,7 @@ public final class GA4Fake: @unchecked Sendable {
     public let appStream: Bool
     public let server: LoopbackHTTPServer
     private let lock = NSLock()
+    private var _responseDelay = 0.0
     private var accepted: [JSONObject] = []
     private var problems: [String] = []
     private var failures: [ScriptedResponse] = []
@@ -34,6 +35,14 @@ public final class GA4Fake: @unchecked Sendable {
     }
 
     public var baseURL: String { server.baseURL }
+
+    /// Seconds each accepted request waits before its answer (a slow GA4: uploads stay in
+    /// flight long enough for a test to kill the client meanwhile).
+    public var responseDelay: Double {
+        get { lock.lock(); defer { lock.unlock() }; return _responseDelay }
+        set { lock.lock(); _responseDelay = newValue; lock.unlock() }
+    }
+
     /// The request bodies GA4 would have counted.
     public var bodies: [JSONObject] { lock.lock(); defer { lock.unlock() }; return accepted }
     /// Every event GA4 would have counted.
@@ -68,8 +77,10 @@ public final class GA4Fake: @unchecked Sendable {
     func answer(_ request: RecordedRequest) -> ScriptedResponse {
         lock.lock()
         let failure = failures.isEmpty ? nil : failures.removeFirst()
+        let delay = _responseDelay
         lock.unlock()
         if let failure { return failure }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         var found: [String] = []
         let parts = request.path.split(separator: "?", maxSplits: 1).map(String.init)
         let query = Dictionary((parts.count > 1 ? parts[1] : "").split(separator: "&").map { pair -> (String, String) in

@@ -24,6 +24,7 @@ public final class PostHogFake: @unchecked Sendable {
     public let gate = AnswerGate()
     private var _maxBodyBytes = 20 * 1024 * 1024
     private var _poisoned: Set<String> = []
+    private var _responseDelay = 0.0
 
     public init(projectKey: String = "phc_test_project_key") throws {
         self.projectKey = projectKey
@@ -34,6 +35,13 @@ public final class PostHogFake: @unchecked Sendable {
 
     /// `http://127.0.0.1:PORT`: the `apiHost` to give the integration.
     public var baseURL: String { server.baseURL }
+
+    /// Seconds each accepted request waits before its answer (a slow PostHog: uploads stay in
+    /// flight long enough for a test to kill the client meanwhile).
+    public var responseDelay: Double {
+        get { lock.lock(); defer { lock.unlock() }; return _responseDelay }
+        set { lock.lock(); _responseDelay = newValue; lock.unlock() }
+    }
 
     /// Every event accepted, in arrival order (duplicates included).
     public var events: [JSONObject] { lock.lock(); defer { lock.unlock() }; return accepted }
@@ -82,9 +90,11 @@ public final class PostHogFake: @unchecked Sendable {
     func answer(_ request: RecordedRequest) -> ScriptedResponse {
         lock.lock()
         let failure = failures.isEmpty ? nil : failures.removeFirst()
+        let delay = _responseDelay
         let limit = _maxBodyBytes, poisoned = _poisoned
         lock.unlock()
         if let failure { return failure }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         guard request.method == "POST" else { return refuse(405, "invalid_request", "method_not_allowed", "Method \"\(request.method)\" not allowed.") }
         guard request.path == "/batch/" else { return refuse(404, "invalid_request", "not_found", "no route for \(request.path)") }
         guard request.header("Content-Type")?.lowercased().hasPrefix("application/json") == true else {
