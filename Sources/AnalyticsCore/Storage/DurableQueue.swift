@@ -125,6 +125,13 @@ package final class DurableQueue: @unchecked Sendable {
         try perform { (engine) throws(QueueError) in try engine.peek(maxEvents: max(1, maxEvents), maxBytes: max(1, maxBytes)) }
     }
 
+    /// The events after `position` (where an earlier batch ended), for a reader that hands events
+    /// on before it acknowledges them; from the acknowledged position when `position` is no longer
+    /// on disk (the cap removed it): the batch's `start` says which.
+    func peekBatch(after position: Position, maxEvents: Int, maxBytes: Int) throws(QueueError) -> Batch {
+        try perform { (engine) throws(QueueError) in try engine.peek(maxEvents: max(1, maxEvents), maxBytes: max(1, maxBytes), from: position) }
+    }
+
     /// `peekBatch` into the storage of an earlier batch's bytes (`Batch.recycledBytes`), for a
     /// reader that takes batch after batch.
     func peekBatch(maxEvents: Int, maxBytes: Int, reusing buffer: inout [UInt8]) throws(QueueError) -> Batch {

@@ -76,16 +76,22 @@ extension StorageEngine {
         return file
     }
 
-    func peek(maxEvents: Int, maxBytes: Int) throws(QueueError) -> DurableQueue.Batch {
+    func peek(maxEvents: Int, maxBytes: Int, from: Position? = nil) throws(QueueError) -> DurableQueue.Batch {
         var none: [UInt8] = []
-        return try peek(maxEvents: maxEvents, maxBytes: maxBytes, reusing: &none)
+        return try peek(maxEvents: maxEvents, maxBytes: maxBytes, reusing: &none, from: from)
     }
 
-    /// `peek` that fills `buffer`'s storage (taken; `buffer` is left empty).
-    func peek(maxEvents: Int, maxBytes: Int, reusing buffer: inout [UInt8]) throws(QueueError) -> DurableQueue.Batch {
+    /// `peek` that fills `buffer`'s storage (taken; `buffer` is left empty). `from`: a position
+    /// after the acknowledged one where an earlier peek ended (a reader that holds events it has
+    /// not acknowledged yet reads on from there); one no longer on disk reads from the
+    /// acknowledged position instead, which the batch's `start` then says.
+    func peek(maxEvents: Int, maxBytes: Int, reusing buffer: inout [UInt8], from: Position? = nil) throws(QueueError) -> DurableQueue.Batch {
         guard !isClosed else { throw .closed(path: directory) }
         normalizeAcknowledged()
         var start = acknowledged
+        if let from, from > acknowledged, let i = index(of: from.segment), from.offset <= segments[i].size {
+            start = from
+        }
         var position = start
         var bytes: [UInt8] = []
         swap(&bytes, &buffer)

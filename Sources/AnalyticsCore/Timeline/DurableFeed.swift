@@ -25,6 +25,8 @@ final class DurableFeed: @unchecked Sendable {
     /// Where the window begins (the acknowledged position when last read); nil: not known, take
     /// whatever the next read starts at (nothing is handed over then).
     private var windowStart: DurableQueue.Position?
+    /// Where the window ends (the next read goes on from there); nil with an empty window.
+    private var windowEnd: DurableQueue.Position?
     /// Ticket of the window's first event.
     private var base: UInt64 = 1
     /// Per event of the window, in order: whether its answer is final.
@@ -78,23 +80,32 @@ final class DurableFeed: @unchecked Sendable {
     func next(limit: Int) -> [Entry] {
         let want = min(limit, room)
         guard want > 0 else { return [] }
+        // Only what follows the window is read (reading the window again on every call made each
+        // event cost the window's size).
+        let after = done.isEmpty || windowStart == nil ? nil : windowEnd
         let batch: DurableQueue.Batch
         do {
-            batch = try queue.peekBatch(maxEvents: done.count + want, maxBytes: Self.maxReadBytes)
+            if let after {
+                batch = try queue.peekBatch(after: after, maxEvents: want, maxBytes: Self.maxReadBytes)
+            } else {
+                batch = try queue.peekBatch(maxEvents: want, maxBytes: Self.maxReadBytes)
+            }
         } catch {
             report(.storage("destination \(key): reading its queue: \(error); the events stay on disk for a later attempt"))
             return []
         }
         defer { queue.release(batch) }
-        if done.isEmpty || windowStart == nil {
-            windowStart = batch.start
-        } else if batch.start != windowStart {
+        if let after {
+            // Read from the acknowledged position instead: the window is no longer on disk.
+            if batch.start != after { restart(at: batch.start) }
+        } else {
             restart(at: batch.start)
         }
-        guard batch.count > done.count else { return [] }
+        guard batch.count > 0 else { return [] }
+        windowEnd = batch.end
         var entries: [Entry] = []
-        entries.reserveCapacity(batch.count - done.count)
-        for index in done.count..<batch.count {
+        entries.reserveCapacity(batch.count)
+        for index in 0..<batch.count {
             let ticket = base + UInt64(done.count)
             done.append(false)
             nextTicket = max(nextTicket, ticket + 1)
@@ -148,6 +159,7 @@ final class DurableFeed: @unchecked Sendable {
     /// The position moved under the window: what is still on disk is handed over again from
     /// `start`, under new tickets (answers for the old ones are ignored).
     private func restart(at start: DurableQueue.Position) {
+        windowEnd = nil
         if !done.isEmpty {
             report(.storage("destination \(key): its queue moved on under \(done.count) events handed over and not finished "
                 + "(the disk cap or damaged bytes removed some, reported apart); those still on disk are handed over again"))
