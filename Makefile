@@ -17,7 +17,7 @@ test: build plugins
 # backpressure test runs 20,000 lines there (the full 500,000 run under TSan takes minutes).
 # handle_segv=0: a library that segfaults on purpose (the isolation tests) must die of SIGSEGV in
 # its runner, as without TSan, not be caught and turned into exit status 66.
-TSAN_SUITES := ConcurrencyTests|Isolation(Tests|ServicesTests|ScopeTests|CommandTests|ApplicationTests)|SignalsHostTableTests|BackpressureTests|TimelineTests|TimelineExtensionTests|HostHTTPExtensionTests|OlderMinorTests|Loader(Tests|HungHookTests|HungHookWhileRunningTests|LateCallTests|NativeDestinationTests|SendEventTests|ExampleIntegrationTests)|SegmentDestinationTests|SegmentOptionTests|Upload(Batch|RetryPolicy|Server)Tests|DurableQueueTests|ReentryTests|ModeParityTests|\bFinishLaterTests|BatchHookTests|HostHTTPRequestsTests|RefusedBatchSplitTests|SignalsHubTests|DurableDestinationTests|RunnerDispatchTests
+TSAN_SUITES := ConcurrencyTests|Isolation(Tests|ServicesTests|ScopeTests|CommandTests|ApplicationTests)|SignalsHostTableTests|BackpressureTests|TimelineTests|TimelineExtensionTests|HostHTTPExtensionTests|OlderMinorTests|Loader(Tests|HungHookTests|HungHookWhileRunningTests|LateCallTests|NativeDestinationTests|SendEventTests|ExampleIntegrationTests)|SegmentDestinationTests|SegmentOptionTests|Upload(Batch|RetryPolicy|Server)Tests|DurableQueueTests|ReentryTests|ModeParityTests|\bFinishLaterTests|BatchHookTests|HostHTTPRequestsTests|RefusedBatchSplitTests|SignalsHubTests|DurableDestinationTests|RunnerDispatchTests|CallbackSlotTests
 tsan:
 	AH_BACKPRESSURE_LINES=20000 TSAN_OPTIONS="halt_on_error=1 handle_segv=0 $(TSAN_OPTIONS)" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --parallel --filter '$(TSAN_SUITES)'
 

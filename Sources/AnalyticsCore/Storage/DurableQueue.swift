@@ -28,7 +28,7 @@ package final class DurableQueue: @unchecked Sendable {
     private let engine: StorageEngine
     private let onError: @Sendable (QueueError) -> Void
     private var roomWaiters = 0  // guarded by condition
-    private let roomNeeded = Locked<(@Sendable () -> Void)?>(nil)
+    private let roomNeeded = CallbackSlot()
 
     /// Opens (creating if needed) the queue stored in `directory`, recovering whatever a previous
     /// run left. Problems repaired on the way (torn tail, damaged bytes, dropped events) are passed
@@ -48,7 +48,7 @@ package final class DurableQueue: @unchecked Sendable {
     /// Called (outside the lock) when an append starts waiting for room (`.waitForRoom`), so that
     /// the owner can start an upload that frees it.
     public func whenWaitingForRoom(_ body: @escaping @Sendable () -> Void) {
-        roomNeeded.withLock { $0 = body }
+        roomNeeded.set(body)
     }
 
     /// Runs `body` under the lock, then reports repaired problems outside it (so the callback may
@@ -60,7 +60,7 @@ package final class DurableQueue: @unchecked Sendable {
             while !engine.fits(payload: payload) && !engine.isClosed {
                 roomWaiters += 1
                 condition.unlock()
-                roomNeeded.withLock { $0 }?()
+                roomNeeded()
                 condition.lock()
                 if !engine.fits(payload: payload) && !engine.isClosed {
                     _ = condition.wait(until: Date(timeIntervalSinceNow: 1))

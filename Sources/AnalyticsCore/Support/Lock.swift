@@ -51,3 +51,29 @@ package final class Lock: @unchecked Sendable {
         return try body()
     }
 }
+
+/// A callback that any thread may call and that its owner may set or replace: an answer arrived,
+/// room is needed. Not `Locked<(() -> Void)?>`: a function-typed value passed `inout` to the
+/// generic `withLock` is reabstracted both ways, so every access left the stored closure wrapped
+/// in two more thunks, and a callback touched once per event became a chain as long as the run
+/// (calling it cost O(events): the durable vendor libraries' quadratic slow-down). A class holds
+/// the closure, and only the reference crosses the lock.
+package final class CallbackSlot: Sendable {
+    private final class Held: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    private let held = Locked<Held?>(nil)
+
+    package init() {}
+
+    package func set(_ body: @escaping @Sendable () -> Void) {
+        let new = Held(body)
+        held.withLock { $0 = new }
+    }
+
+    /// Calls the callback (outside the lock), if one is set.
+    package func callAsFunction() {
+        held.withLock { $0 }?.body()
+    }
+}

@@ -14,10 +14,10 @@ final class EventCompletions: @unchecked Sendable {
     /// destination's `execute` runs there).
     private var current: UInt64?
     private let finished = Locked<[UInt64]>([])
-    private let wake = Locked<(@Sendable () -> Void)?>(nil)
+    private let wake = CallbackSlot()
 
     /// `body` runs (on the finishing thread) whenever tickets are finished.
-    func wakes(_ body: @escaping @Sendable () -> Void) { wake.withLock { $0 = body } }
+    func wakes(_ body: @escaping @Sendable () -> Void) { wake.set(body) }
 
     /// The worker is about to hand over the event of `ticket`.
     func handing(_ ticket: UInt64) { current = ticket }
@@ -35,7 +35,7 @@ final class EventCompletions: @unchecked Sendable {
     /// The event of `ticket` has its final answer. Any thread; never blocks on the worker.
     func finish(_ ticket: UInt64) {
         finished.withLock { $0.append(ticket) }
-        wake.withLock { $0 }?()
+        wake()
     }
 
     /// Several at once (a batch the vendor acknowledged).
@@ -44,7 +44,7 @@ final class EventCompletions: @unchecked Sendable {
         finished.withLock { list in
             for t in tickets { list.append(t); any = true }
         }
-        if any { wake.withLock { $0 }?() }
+        if any { wake() }
     }
 
     /// What finished since the last call (worker thread).

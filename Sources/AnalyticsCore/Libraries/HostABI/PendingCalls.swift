@@ -35,7 +35,7 @@ final class PendingCalls: Sendable {
     private let state = Locked(State())
     private let arrived = NSCondition()
     /// Called (outside any lock) when an answer arrives and the owner may be idle.
-    private let wake = Locked<(@Sendable () -> Void)?>(nil)
+    private let wake = CallbackSlot()
 
     /// Set when the library looked up `AH_EXT_FINISH_LATER`: only then may its hooks pend, and
     /// only then do event calls pay for arming a token.
@@ -48,7 +48,7 @@ final class PendingCalls: Sendable {
         self.log = log
     }
 
-    func onArrival(_ wake: @escaping @Sendable () -> Void) { self.wake.withLock { $0 = wake } }
+    func onArrival(_ wake: @escaping @Sendable () -> Void) { self.wake.set(wake) }
 
     // MARK: The library's side
 
@@ -86,7 +86,7 @@ final class PendingCalls: Sendable {
             arrived.lock()
             arrived.broadcast()
             arrived.unlock()
-            if outcome.2 { wake.withLock { $0 }?() }
+            if outcome.2 { wake() }
         }
         return outcome.0
     }
@@ -131,7 +131,7 @@ final class PendingCalls: Sendable {
                 s.expiryWake = nil
                 return true
             }
-            if fire { wake.withLock { $0 }?() }
+            if fire { wake() }
         }
     }
 
