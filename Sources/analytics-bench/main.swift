@@ -141,6 +141,21 @@ if CommandLine.arguments.dropFirst().first == "loaded" {
     exit(0)
 }
 
+// `analytics-bench pipeline swift|native|batch K [N]`: one setup of the loaded comparison, alone
+// (to profile it: `perf record -g analytics-bench pipeline native 10`).
+if CommandLine.arguments.dropFirst().first == "pipeline", CommandLine.arguments.count > 3,
+   let k = Int(CommandLine.arguments[3]) {
+    let kind = CommandLine.arguments[2]
+    let n = CommandLine.arguments.count > 4 ? Int(CommandLine.arguments[4]) ?? 1_000_000 : 1_000_000
+    let libraries = kind == "swift" ? nil : buildNoOpLibraries(count: k, fixture: kind == "batch" ? "noop_batch" : "noop")
+    let r = timelineBenchmarkWithCPU(destinations: k, events: n, loadedFrom: libraries)
+    if let libraries { try? FileManager.default.removeItem(atPath: libraries) }
+    table.add("whole pipeline, K=\(k) \(kind): events/s (µs wall / CPU per event)",
+              "\(formatRate(r.eventsPerSecond)) (" + String(format: "%.2f / %.2f", r.microsecondsPerEvent, r.cpuMicrosecondsPerEvent) + ")")
+    print(table.render())
+    exit(0)
+}
+
 // `analytics-bench queue [N]`: only the durable queue row (append, then read back checked).
 if CommandLine.arguments.dropFirst().first == "queue" {
     let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 500_000 : 500_000

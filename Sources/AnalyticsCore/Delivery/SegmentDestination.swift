@@ -126,22 +126,25 @@ public final class SegmentDestination: EncodedEventConsumer, InlineDestination {
             refuse()
             return nil
         }
-        let bytes = event.serializedBytes
-        if bytes.count > BatchLimits.maxEventBytes {
-            counters.failed(1)
-            // Unchanged since fan-out (still sharing the client's encoding): the size check
-            // already reported it on the caller's thread.
-            if event.encoding == nil {
-                report(.invalidEvent(SegmentDestinationSizeCheck.describe(event, size: bytes.count, limit: BatchLimits.maxEventBytes)))
+        // The client's encoding, read in place (usually written already, for every reader).
+        var pending = 0
+        let stored = event.withSerializedBytes { bytes -> Result<Void, QueueError>? in
+            if bytes.count > BatchLimits.maxEventBytes {
+                counters.failed(1)
+                // Unchanged since fan-out (still sharing the client's encoding): the size check
+                // already reported it on the caller's thread.
+                if event.encoding == nil {
+                    report(.invalidEvent(SegmentDestinationSizeCheck.describe(event, size: bytes.count, limit: BatchLimits.maxEventBytes)))
+                }
+                return nil
             }
-            return nil
+            // Counted before it is on disk: the upload thread may send and acknowledge it before this
+            // thread runs again, and its count must not go below zero (that left "1 still queued").
+            pending = counters.appended()
+            return Result { () throws(QueueError) in try queue.append(bytes) }
         }
-        // Counted before it is on disk: the upload thread may send and acknowledge it before this
-        // thread runs again, and its count must not go below zero (that left "1 still queued").
-        let pending = counters.appended()
-        do {
-            try queue.append(bytes)
-        } catch {
+        guard let stored else { return nil }
+        if case .failure(let error) = stored {
             counters.removed(1)
             counters.failed(1)
             report(.storage("Segment.io: event \(event.messageId ?? "?") not queued: \(error)"))

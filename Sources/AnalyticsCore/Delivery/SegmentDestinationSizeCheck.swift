@@ -19,7 +19,7 @@ final class SegmentDestinationSizeCheck: Plugin {
     func execute(_ event: Event) -> Event? {
         // Usually the text exists already (Segment.io writes it to its queue during fan-out,
         // before this stage): its length is the answer, no walk needed.
-        if let size = event.encoding?.computedText?.count {
+        if let size = event.computedSerializedCount {
             if size > limit, IntegrationsOption.isEnabled(RoutingRules.segmentDestinationKey, in: event.integrations) {
                 report(.invalidEvent(SegmentDestinationSizeCheck.describe(event, size: size, limit: limit)))
             }

@@ -37,13 +37,22 @@ public struct Event: Sendable {
     }
 
     /// Calls `body` with the payload's JSON text: for a shared encoding already computed, the
-    /// shared text itself (no copy, no reference taken: what each of many destinations calling a
-    /// library does for every event).
+    /// shared text itself, read in place (what each of many destinations calling a library does
+    /// for every event: no copy, and no reference count written that the others share).
     @inline(__always)
     func withSerializedBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if let text = withUnsafePointer(to: self, { SharedEncoding.publishedText(at: $0.pointer(to: \.encoding)!) }) {
+            return body(text)
+        }
         guard let encoding else { return payload.serializedBytes().withUnsafeBytes(body) }
         return encoding.withBytes(of: payload) { raw, _ in body(raw) }
     }
+
+    /// The length of the JSON text, when a sharer has already written it.
+    var computedSerializedCount: Int? { encoding?.computedCount }
+
+    /// Writes the shared text now, so that the readers to come only read it.
+    func computeSharedEncoding() { encoding?.compute(payload) }
 
     /// An edited copy of `original` (a destination filter's result): when the original's text is
     /// already known, this copy's text is written from it, copying every unchanged member.

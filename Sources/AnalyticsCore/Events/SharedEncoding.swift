@@ -14,8 +14,11 @@ struct SharedEncoding: @unchecked Sendable {
     private final class Storage: @unchecked Sendable {
         static let empty = 0, writing = 1, published = 2
         let stage = Atomic<Int>(Storage.empty)
-        /// Written once, by the claimant, before `stage` becomes `published`; read-only after.
-        @exclusivity(unchecked) var text: [UInt8] = []
+        /// Written once, by the claimant, before `stage` becomes `published`; read-only after, and
+        /// freed with the storage. Memory of its own rather than an array: reading an array kept in
+        /// a class takes a reference to its buffer, and that count is a cache line every
+        /// destination worker would write for every event.
+        @exclusivity(unchecked) var text = UnsafeRawBufferPointer(start: nil, count: 0)
         /// What the text can be derived from until then: an earlier version of the payload with
         /// its text (an event a destination filter edited), so that only the changed members are
         /// written (`JSONObject.serializedBytes(derivedFrom:text:)`). Touched by the claimant only,
@@ -24,11 +27,27 @@ struct SharedEncoding: @unchecked Sendable {
 
         init(base: (payload: JSONObject, text: [UInt8])?) { self.base = base }
 
+        deinit { text.deallocate() }
+
+        /// The text, if published.
+        @inline(__always)
+        var publishedText: UnsafeRawBufferPointer? {
+            stage.load(ordering: .acquiring) == Storage.published ? text : nil
+        }
+
         /// The claimant's text.
         func claimantWrite(_ payload: JSONObject) -> [UInt8] {
             guard let base else { return payload.serializedBytes() }
             self.base = nil
             return payload.serializedBytes(derivedFrom: base.payload, text: base.text)
+        }
+
+        /// Keeps a copy of `made` as the text every sharer reads from now on.
+        func publish(_ made: [UInt8]) {
+            let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: made.count, alignment: 1)
+            made.withUnsafeBytes { memory.copyMemory(from: $0) }
+            text = UnsafeRawBufferPointer(memory)
+            stage.store(Storage.published, ordering: .releasing)
         }
     }
 
@@ -43,35 +62,53 @@ struct SharedEncoding: @unchecked Sendable {
 
     /// The text of `payload` (every sharer holds the same payload), computed on first use.
     func bytes(of payload: JSONObject) -> [UInt8] {
-        if storage.stage.load(ordering: .acquiring) == Storage.published { return storage.text }
+        if let text = storage.publishedText { return [UInt8](text) }
         return withBytes(of: payload) { raw, made in made ?? [UInt8](raw) }
     }
 
-    /// Calls `body` with the text of `payload`, computed on first use, without copying it or
-    /// taking a reference to it when it is already published. `body`'s second argument is the
-    /// text as an array when this call made it (nil otherwise; the pointer is always valid).
+    /// The published text, read in place: valid while this encoding (the event holding it) is.
+    /// Neither a lock nor a reference count is touched, so the many destination workers reading
+    /// one fanned-out event write nothing they share.
     @inline(__always)
+    var publishedText: UnsafeRawBufferPointer? {
+        // The caller holds this encoding: the storage outlives the read without a retain of its own.
+        Unmanaged.passUnretained(storage)._withUnsafeGuaranteedRef { $0.publishedText }
+    }
+
+    /// `publishedText` of the encoding at `address`, read without copying it (a copy is a retain
+    /// of its storage: a count every destination worker of the event would write).
+    @inline(__always)
+    static func publishedText(at address: UnsafePointer<SharedEncoding?>) -> UnsafeRawBufferPointer? {
+        address.withMemoryRebound(to: UnsafeRawPointer?.self, capacity: 1) { raw in
+            guard let object = raw.pointee else { return nil }
+            return Unmanaged<Storage>.fromOpaque(object)._withUnsafeGuaranteedRef { $0.publishedText }
+        }
+    }
+
+    /// Calls `body` with the text of `payload`, computed on first use. `body`'s second argument
+    /// is the text as an array when this call made it (nil otherwise; the pointer is always valid).
     func withBytes<R>(of payload: JSONObject, _ body: (UnsafeRawBufferPointer, [UInt8]?) -> R) -> R {
         let storage = self.storage
-        if storage.stage.load(ordering: .acquiring) == Storage.published {
-            return storage.text.withUnsafeBytes { body($0, nil) }
-        }
+        if let text = storage.publishedText { return body(text, nil) }
         guard storage.stage.compareExchange(expected: Storage.empty, desired: Storage.writing, ordering: .acquiring).exchanged else {
             // Another reader is writing it (or just published it): use our own copy.
-            if storage.stage.load(ordering: .acquiring) == Storage.published {
-                return storage.text.withUnsafeBytes { body($0, nil) }
-            }
+            if let text = storage.publishedText { return body(text, nil) }
             let mine = payload.serializedBytes()
             return mine.withUnsafeBytes { body($0, mine) }
         }
         let made = storage.claimantWrite(payload)
-        storage.text = made
-        storage.stage.store(Storage.published, ordering: .releasing)
+        storage.publish(made)
         return made.withUnsafeBytes { body($0, made) }
     }
 
-    /// The text if some sharer already computed it.
-    var computedText: [UInt8]? {
-        storage.stage.load(ordering: .acquiring) == Storage.published ? storage.text : nil
+    /// Computes the text now if no sharer has (the client, before fan-out to several readers).
+    func compute(_ payload: JSONObject) {
+        if storage.publishedText == nil { withBytes(of: payload) { _, _ in } }
     }
+
+    /// The length of the text if some sharer already computed it.
+    var computedCount: Int? { storage.publishedText?.count }
+
+    /// A copy of the text if some sharer already computed it.
+    var computedText: [UInt8]? { storage.publishedText.map { [UInt8]($0) } }
 }

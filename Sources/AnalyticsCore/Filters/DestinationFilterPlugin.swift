@@ -1,3 +1,4 @@
+import Synchronization
 /// Segment's destination filters for one destination: a plugin that lives in that destination's
 /// own timeline, so a filtered or dropped event changes what this destination receives and
 /// nothing else.
@@ -10,7 +11,7 @@
 ///
 /// Segment's servers already apply the rules to cloud-mode traffic, so this plugin is normally
 /// not added to the `Segment.io` destination (``RoutingRules/segmentDestinationKey``).
-package final class DestinationFilterPlugin: Plugin, KeepsOrDropsOnly {
+package final class DestinationFilterPlugin: Plugin, KeepsOrDropsOnly, PassesEverythingAtTimes {
     /// Filters run first in the destination's timeline, so later plugins never see what they remove.
     public let type: PluginType = .before
     /// The destination whose rules (and the global rules) this plugin applies.
@@ -18,6 +19,10 @@ package final class DestinationFilterPlugin: Plugin, KeepsOrDropsOnly {
 
     private let random: @Sendable () -> Double
     private let state: Locked<State>
+    /// No rules apply to this destination: its delivery plan leaves the filter out.
+    private let idle = Atomic<Bool>(true)
+    /// The plan version of the timeline it filters for, bumped when `idle` changes.
+    private let owner = Locked<PlanVersion?>(nil)
 
     private struct State {
         var filter = DestinationFilter.passThrough
@@ -44,6 +49,10 @@ package final class DestinationFilterPlugin: Plugin, KeepsOrDropsOnly {
         state.withLock { $0.report = report }
     }
 
+    var passesEverything: Bool { idle.load(ordering: .acquiring) }
+
+    func attach(to timeline: Timeline) { owner.withLock { $0 = timeline.stagesVersion } }
+
     public func execute(_ event: Event) -> Event? {
         let filter = state.withLock { $0.filter }
         return filter.apply(event).event
@@ -61,6 +70,9 @@ package final class DestinationFilterPlugin: Plugin, KeepsOrDropsOnly {
             s.lastReportedFailure = failure
             return (s.report, isNew)
         }
+        if idle.exchange(filter.isPassThrough, ordering: .acquiringAndReleasing) != filter.isPassThrough {
+            owner.withLock { $0 }?.bump()
+        }
         if isNew, let failure, let report {
             report(.settings("destination \(destinationKey) receives no events: \(failure)"))
         }
@@ -72,6 +84,7 @@ extension DestinationPlugin {
     @discardableResult
     package func addDestinationFilters(random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) -> DestinationFilterPlugin {
         let plugin = DestinationFilterPlugin(destinationKey: key, random: random)
+        plugin.attach(to: timeline)
         timeline.add(plugin)
         return plugin
     }

@@ -100,7 +100,7 @@ package final class DurableQueue: @unchecked Sendable {
 
     /// Stores an event's serialized JSON.
     public func append(_ event: Event) throws(QueueError) {
-        try append(event.serializedBytes)
+        try event.withSerializedBytes { text in Result { () throws(QueueError) in try append(text) } }.get()
     }
 
     /// Stores several events under one lock acquisition, in order. On error, the events before the

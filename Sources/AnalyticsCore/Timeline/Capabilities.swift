@@ -1,3 +1,4 @@
+import Synchronization
 /// What the timeline may ask of a plugin beyond the ``Plugin`` and ``DestinationPlugin`` protocols.
 /// The timeline asks these capabilities, never which concrete class a plugin is: a library called
 /// in this process and the same library in its runner process adopt the same ones, so they are
@@ -43,6 +44,31 @@ protocol StopsWithProducers: Plugin {}
 /// A plugin that only keeps or drops events (a destination filter): a timeline holding nothing
 /// else cannot change an event, so a destination that would ignore the event may be skipped.
 protocol KeepsOrDropsOnly: Plugin {}
+
+/// A plugin that at times passes every event on as it is (a destination filter while the settings
+/// give it no rules): delivery plans leave it out meanwhile, and it bumps its timeline's
+/// ``PlanVersion`` when that changes.
+protocol PassesEverythingAtTimes: Plugin {
+    var passesEverything: Bool { get }
+}
+
+/// The version of a timeline's plugins: a worker's delivery plan is made again when it moved. A
+/// class of its own, so that a plugin can hold it without holding (or weakly referring to) the
+/// timeline: a weak reference moves an object's counts to a side table, and every retain of the
+/// timeline, one per event, then takes the slow path.
+final class PlanVersion: Sendable {
+    private let value = Atomic<Int>(0)
+    var current: Int { value.load(ordering: .acquiring) }
+    func bump() { value.add(1, ordering: .releasing) }
+}
+
+/// A destination whose event calls need not hand the event back when nothing comes after the
+/// destination in its timeline: its worker then lends it the event (no copy made per destination,
+/// for every event, only to be let go again).
+protocol TakesEvents: DestinationPlugin {
+    /// `execute` without the result.
+    func take(_ event: Event)
+}
 
 /// A destination whose events the host keeps on disk until it has their final answers (a library
 /// offering ABI 1.3 `AH_EXT_DURABLE`, or any library whose settings say `"durable": true`): its

@@ -41,6 +41,8 @@ final class DestinationWorker: @unchecked Sendable {
     let stats = DestinationStats()
     /// The destination's capabilities that fan-out asks for every event, looked up once.
     let selective: EventTypeSelective?
+    /// The destination, when it can take an event without handing it back.
+    let taker: TakesEvents?
     let receivesWholeSettings: Bool
     let capacity: Int
     private let overflow: OverflowPolicy
@@ -124,6 +126,7 @@ final class DestinationWorker: @unchecked Sendable {
         self.hookTimeout = hookTimeout
         self.abandonableWhileRunning = destination is AbandonableDestination
         self.selective = destination as? EventTypeSelective
+        self.taker = destination as? TakesEvents
         self.receivesWholeSettings = (destination as? WholeSettingsDestination)?.receivesWholeSettings ?? false
         self.report = report
         if destination is InlineDestination {
@@ -489,7 +492,7 @@ final class DestinationWorker: @unchecked Sendable {
     func handle(_ item: Item, _ plan: inout Timeline.DeliveryPlan) -> Outcome {
         switch item {
         case .event(let event):
-            return destination.timeline.deliver(event, to: destination, plan: &plan).reached ? .delivered : .dropped
+            return destination.timeline.deliverReaching(event, to: destination, taker: taker, plan: &plan) ? .delivered : .dropped
         case .update(let settings, let type):
             destination.timeline.update(settings: settings, type: type)
             destination.update(settings: settings, type: type)

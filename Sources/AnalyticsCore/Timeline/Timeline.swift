@@ -49,7 +49,8 @@ public final class Timeline: @unchecked Sendable {
     private let stages = Locked(Stages())
     /// Bumped on every change of `stages` (under its lock), so that a destination's worker can keep
     /// one snapshot across a batch and still see every change before its next event.
-    private let stagesVersion = Atomic<Int>(0)
+    /// Given to plugins that change their part in delivery plans (`PassesEverythingAtTimes`).
+    let stagesVersion = PlanVersion()
     /// Serialises fan-out so that every destination sees the same order of events; only fan-out
     /// queues events, so under this lock a destination with room keeps it until we submit.
     private let fanOut = Lock()
@@ -114,7 +115,7 @@ public final class Timeline: @unchecked Sendable {
             }
             s.recomputeGates()
             current = s
-            stagesVersion.add(1, ordering: .releasing)
+            stagesVersion.bump()
             return true
         }
         guard added else { return }
@@ -154,7 +155,7 @@ public final class Timeline: @unchecked Sendable {
             }
             s.recomputeGates()
             current = s
-            stagesVersion.add(1, ordering: .releasing)
+            stagesVersion.bump()
         }
         if let removedWorker {
             let timeout = state.withLock { $0.hookTimeout }
@@ -267,7 +268,7 @@ public final class Timeline: @unchecked Sendable {
         var enriched = event
         if s.encodedConsumers > 0 {
             enriched.shareEncoding()
-            if s.encodedConsumers > 1 { _ = enriched.serializedBytes }
+            if s.encodedConsumers > 1 { enriched.computeSharedEncoding() }
         }
         let options = enriched.integrations
         let planned = enriched.type == .track ? s.plan : nil
@@ -351,31 +352,52 @@ public final class Timeline: @unchecked Sendable {
     }
 
     /// The plugins a destination's worker runs its events through, kept from event to event and
-    /// taken again only when they changed (one atomic load per event instead of a lock).
+    /// taken again only when they changed (one atomic load per event instead of a lock). A plugin
+    /// that passes every event as it is just now (a destination filter without rules) is left out.
     struct DeliveryPlan {
         fileprivate var version: Int
-        fileprivate var stages: Stages
+        fileprivate var before: [Plugin]
+        fileprivate var enrichment: [Plugin]
+        fileprivate var after: [Plugin]
         fileprivate var bare: Bool
     }
 
     func deliveryPlan() -> DeliveryPlan {
-        let (version, s) = stages.withLock { (stagesVersion.load(ordering: .acquiring), $0) }
-        return DeliveryPlan(version: version, stages: s, bare: s.before.isEmpty && s.enrichment.isEmpty && s.after.isEmpty)
+        let (version, s) = stages.withLock { (stagesVersion.current, $0) }
+        func working(_ plugins: [Plugin]) -> [Plugin] {
+            plugins.filter { !(($0 as? PassesEverythingAtTimes)?.passesEverything ?? false) }
+        }
+        let before = working(s.before), enrichment = working(s.enrichment), after = working(s.after)
+        return DeliveryPlan(version: version, before: before, enrichment: enrichment, after: after,
+                            bare: before.isEmpty && enrichment.isEmpty && after.isEmpty)
     }
 
     @inline(__always)
     func deliver(_ event: Event, to destination: DestinationPlugin, plan: inout DeliveryPlan) -> (reached: Bool, result: Event?) {
-        if stagesVersion.load(ordering: .acquiring) != plan.version { plan = deliveryPlan() }
+        if stagesVersion.current != plan.version { plan = deliveryPlan() }
         if plan.bare {
             guard let out = destination.execute(event) else { return (true, nil) }
             return (true, out)
         }
-        let s = plan.stages
-        guard let prepared = Timeline.apply(s.before, to: event).flatMap({ Timeline.apply(s.enrichment, to: $0) }) else {
+        guard let prepared = Timeline.apply(plan.before, to: event).flatMap({ Timeline.apply(plan.enrichment, to: $0) }) else {
             return (false, nil)
         }
         guard let out = destination.execute(prepared) else { return (true, nil) }
-        return (true, Timeline.apply(s.after, to: out))
+        return (true, Timeline.apply(plan.after, to: out))
+    }
+
+    /// `deliver` for a worker that needs only whether the destination saw the event: a
+    /// destination that takes events without handing one back is spared making that copy.
+    @inline(__always)
+    func deliverReaching(_ event: Event, to destination: DestinationPlugin, taker: TakesEvents?, plan: inout DeliveryPlan) -> Bool {
+        if let taker {
+            if stagesVersion.current != plan.version { plan = deliveryPlan() }
+            if plan.bare {
+                taker.take(event)
+                return true
+            }
+        }
+        return deliver(event, to: destination, plan: &plan).reached
     }
 
     // MARK: Settings, reset, flush, shutdown
@@ -392,7 +414,7 @@ public final class Timeline: @unchecked Sendable {
             s.plan = plan.isEmpty ? nil : plan
             s.recomputeGates()
             current = s
-            stagesVersion.add(1, ordering: .releasing)
+            stagesVersion.bump()
             return s
         }
         for plugin in s.before + s.enrichment + s.after + s.utility { plugin.update(settings: settings, type: type) }
@@ -467,7 +489,7 @@ public final class Timeline: @unchecked Sendable {
             next.encodedConsumers = last.filter { $0.destination is EncodedEventConsumer }.count
             next.recomputeGates()
             current = next
-            stagesVersion.add(1, ordering: .releasing)
+            stagesVersion.bump()
         }
         for (worker, answered) in zip(producers, responsive) where !answered {
             ok = false

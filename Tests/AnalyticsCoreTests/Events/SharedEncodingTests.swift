@@ -40,4 +40,17 @@ import Testing
         #expect(edited.withSerializedBytes { [UInt8]($0) } == edited.payload.serializedBytes())
         #expect(edited.serializedBytes == edited.payload.serializedBytes())
     }
+
+    /// `SharedEncoding.publishedText(at:)` reads an event's optional encoding as one pointer.
+    @Test func anOptionalEncodingIsOnePointerWideAndNilAsZero() {
+        #expect(MemoryLayout<SharedEncoding?>.size == MemoryLayout<UnsafeRawPointer>.size)
+        let plain = try! Event(payload: ["type": "track", "event": "E"])
+        #expect(plain.withSerializedBytes { [UInt8]($0) } == plain.payload.serializedBytes())
+        var shared = plain
+        shared.shareEncoding()
+        #expect(shared.computedSerializedCount == nil)
+        shared.computeSharedEncoding()
+        #expect(shared.computedSerializedCount == plain.payload.serializedBytes().count)
+        #expect(shared.withSerializedBytes { [UInt8]($0) } == plain.payload.serializedBytes())
+    }
 }

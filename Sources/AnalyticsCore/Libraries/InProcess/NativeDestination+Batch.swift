@@ -12,11 +12,10 @@ protocol DeliversInRuns: DestinationPlugin {
 /// single-event call: an event counts as delivered when gathered and as failed as well if the
 /// library's answer for it is a failure in the end (a summary shows delivered − failed).
 extension NativeDestination {
-    func gather(_ event: Event, upTo size: Int) -> Event? {
+    func gather(_ event: Event, upTo size: Int) {
         run.append(event)
         runTickets.append(completions?.take())
         if run.count >= size { deliverRun() }
-        return event
     }
 
     func endOfRun() { deliverRun() }

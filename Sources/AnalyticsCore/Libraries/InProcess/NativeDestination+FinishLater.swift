@@ -23,7 +23,7 @@ struct ParkedEvent {
 /// delivered − failed), if it times out it moves to abandoned, so the totals are what a
 /// synchronous answer would have given, and what process mode counts.
 extension NativeDestination {
-    func executeAllowingPending(_ event: Event) -> Event? {
+    func executeAllowingPending(_ event: Event) -> Bool {
         settleArrived()
         let pending = integration.pendingCalls
         let room = monotonicSeconds() + hookTimeout
@@ -32,7 +32,7 @@ extension NativeDestination {
             settleArrived()
             if monotonicSeconds() >= room { break }
         }
-        return deliverEvent(event, attempt: 1, ticket: completions?.take()) ? event : nil
+        return deliverEvent(event, attempt: 1, ticket: completions?.take())
     }
 
     func settle() { settleArrived() }

@@ -9,7 +9,7 @@ import Foundation
 /// serialization rule asks for. The library hears `started` before its first call there, and
 /// `stopping`, `flush`, `destroy` when the worker shuts down.
 package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination,
-    WholeSettingsDestination, EventTypeSelective, SettlesLater, DeliversInRuns, DurablyQueued, FinishesEventsLater, @unchecked Sendable {
+    WholeSettingsDestination, EventTypeSelective, SettlesLater, DeliversInRuns, DurablyQueued, FinishesEventsLater, TakesEvents, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let integration: NativeIntegration
@@ -75,13 +75,22 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
 
     var receivesWholeSettings: Bool { wholeSettings }
 
-    public func execute(_ event: Event) -> Event? {
+    public func execute(_ event: Event) -> Event? { handle(event) ? event : nil }
+
+    func take(_ event: Event) { _ = handle(event) }
+
+    /// Whether the library took the event (or holds it to answer later).
+    @inline(__always)
+    private func handle(_ event: Event) -> Bool {
         startIfNeeded()
         unflushed = true
-        if let size = integration.batchSize { return gather(event, upTo: size) }
+        if let size = integration.batchSize {
+            gather(event, upTo: size)
+            return true
+        }
         // A library that may finish later (it looked up AH_EXT_FINISH_LATER) takes the longer road.
         if integration.pendingCalls.isUsed { return executeAllowingPending(event) }
-        return perform(event.type.rawValue, countsAsEvent: true) { integration.deliver(event) } ? event : nil
+        return perform(event.type.rawValue, countsAsEvent: true) { integration.deliver(event) }
     }
 
     public func update(settings: Settings, type: UpdateType) {

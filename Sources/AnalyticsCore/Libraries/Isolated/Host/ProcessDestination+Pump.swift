@@ -77,7 +77,8 @@ extension ProcessDestination {
         w.i64(Int64(bitPattern: sequence))
         for item in batch {
             w.u8(item.op.rawValue)
-            w.data(item.bytes)
+            // An event's text is read where the client wrote it, once for every destination.
+            if let event = item.event { event.withSerializedBytes { w.data($0) } } else { w.data(item.bytes) }
             item.attempts += 1
         }
         w.end()

@@ -209,11 +209,13 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     public func execute(_ event: Event) -> Event? {
         startIfNeeded()
         unflushed = true
-        let item = Item(op: IsolationWire.Op(event.type), bytes: event.serializedBytes, event: event)
+        let item = Item(op: IsolationWire.Op(event.type), event: event)
         item.ticket = completions.withLock { $0 }?.take()
         enqueue(item)
         return event
     }
+
+    func take(_ event: Event) { _ = execute(event) }
 
     func finishEvents(through completions: EventCompletions) { self.completions.withLock { $0 = completions } }
 
