@@ -41,11 +41,11 @@ public struct Event: Sendable {
     /// for every event: no copy, and no reference count written that the others share).
     @inline(__always)
     func withSerializedBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        if let text = withUnsafePointer(to: self, { SharedEncoding.publishedText(at: $0.pointer(to: \.encoding)!) }) {
+        if let text = withUnsafePointer(to: self, { SharedEncoding.publishedText(at: UnsafeRawPointer($0.pointer(to: \.encoding)!)) }) {
             return body(text)
         }
         guard let encoding else { return payload.serializedBytes().withUnsafeBytes(body) }
-        return encoding.withBytes(of: payload) { raw, _ in body(raw) }
+        return encoding.withBytes(of: payload, body)
     }
 
     /// The length of the JSON text, when a sharer has already written it.

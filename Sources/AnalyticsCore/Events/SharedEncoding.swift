@@ -35,19 +35,16 @@ struct SharedEncoding: @unchecked Sendable {
             stage.load(ordering: .acquiring) == Storage.published ? text : nil
         }
 
-        /// The claimant's text.
-        func claimantWrite(_ payload: JSONObject) -> [UInt8] {
-            guard let base else { return payload.serializedBytes() }
-            self.base = nil
-            return payload.serializedBytes(derivedFrom: base.payload, text: base.text)
-        }
-
-        /// Keeps a copy of `made` as the text every sharer reads from now on.
-        func publish(_ made: [UInt8]) {
-            let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: made.count, alignment: 1)
-            made.withUnsafeBytes { memory.copyMemory(from: $0) }
-            text = UnsafeRawBufferPointer(memory)
+        /// The claimant writes the text and publishes it.
+        func claimantWrite(_ payload: JSONObject) -> UnsafeRawBufferPointer {
+            if let base {
+                self.base = nil
+                text = payload.serializedMemory(derivedFrom: base.payload, text: base.text)
+            } else {
+                text = payload.serializedMemory()
+            }
             stage.store(Storage.published, ordering: .releasing)
+            return text
         }
     }
 
@@ -62,8 +59,7 @@ struct SharedEncoding: @unchecked Sendable {
 
     /// The text of `payload` (every sharer holds the same payload), computed on first use.
     func bytes(of payload: JSONObject) -> [UInt8] {
-        if let text = storage.publishedText { return [UInt8](text) }
-        return withBytes(of: payload) { raw, made in made ?? [UInt8](raw) }
+        withBytes(of: payload) { [UInt8]($0) }
     }
 
     /// The published text, read in place: valid while this encoding (the event holding it) is.
@@ -75,35 +71,30 @@ struct SharedEncoding: @unchecked Sendable {
         Unmanaged.passUnretained(storage)._withUnsafeGuaranteedRef { $0.publishedText }
     }
 
-    /// `publishedText` of the encoding at `address`, read without copying it (a copy is a retain
-    /// of its storage: a count every destination worker of the event would write).
+    /// `publishedText` of the encoding (or optional encoding: the same one pointer) at
+    /// `address`, read without copying it: a copy is a retain of its storage, a count every
+    /// destination worker of the event would write.
     @inline(__always)
-    static func publishedText(at address: UnsafePointer<SharedEncoding?>) -> UnsafeRawBufferPointer? {
-        address.withMemoryRebound(to: UnsafeRawPointer?.self, capacity: 1) { raw in
-            guard let object = raw.pointee else { return nil }
-            return Unmanaged<Storage>.fromOpaque(object)._withUnsafeGuaranteedRef { $0.publishedText }
-        }
+    static func publishedText(at address: UnsafeRawPointer) -> UnsafeRawBufferPointer? {
+        guard let object = address.load(as: UnsafeRawPointer?.self) else { return nil }
+        return Unmanaged<Storage>.fromOpaque(object)._withUnsafeGuaranteedRef { $0.publishedText }
     }
 
-    /// Calls `body` with the text of `payload`, computed on first use. `body`'s second argument
-    /// is the text as an array when this call made it (nil otherwise; the pointer is always valid).
-    func withBytes<R>(of payload: JSONObject, _ body: (UnsafeRawBufferPointer, [UInt8]?) -> R) -> R {
+    /// Calls `body` with the text of `payload`, computed on first use.
+    func withBytes<R>(of payload: JSONObject, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         let storage = self.storage
-        if let text = storage.publishedText { return body(text, nil) }
+        if let text = storage.publishedText { return body(text) }
         guard storage.stage.compareExchange(expected: Storage.empty, desired: Storage.writing, ordering: .acquiring).exchanged else {
             // Another reader is writing it (or just published it): use our own copy.
-            if let text = storage.publishedText { return body(text, nil) }
-            let mine = payload.serializedBytes()
-            return mine.withUnsafeBytes { body($0, mine) }
+            if let text = storage.publishedText { return body(text) }
+            return payload.serializedBytes().withUnsafeBytes(body)
         }
-        let made = storage.claimantWrite(payload)
-        storage.publish(made)
-        return made.withUnsafeBytes { body($0, made) }
+        return body(storage.claimantWrite(payload))
     }
 
     /// Computes the text now if no sharer has (the client, before fan-out to several readers).
     func compute(_ payload: JSONObject) {
-        if storage.publishedText == nil { withBytes(of: payload) { _, _ in } }
+        if storage.publishedText == nil { withBytes(of: payload) { _ in } }
     }
 
     /// The length of the text if some sharer already computed it.

@@ -39,6 +39,21 @@ extension JSONObject {
         text.withUnsafeBufferPointer { writer.object(self, derivedFrom: old, text: $0) }
         return writer.finish()
     }
+
+    /// This object's text in memory the caller now owns (and deallocates): no array made, for
+    /// a text kept as long as its event (an event's shared encoding).
+    func serializedMemory() -> UnsafeRawBufferPointer {
+        var writer = JSONWriter(capacity: 512)
+        writer.write(.object(self))
+        return writer.finishHandingOver()
+    }
+
+    /// `serializedBytes(derivedFrom:text:)` in memory the caller now owns.
+    func serializedMemory(derivedFrom old: JSONObject, text: [UInt8]) -> UnsafeRawBufferPointer {
+        var writer = JSONWriter(capacity: text.count + 64)
+        text.withUnsafeBufferPointer { writer.object(self, derivedFrom: old, text: $0) }
+        return writer.finishHandingOver()
+    }
 }
 
 struct JSONWriter: ~Copyable {
@@ -57,7 +72,16 @@ struct JSONWriter: ~Copyable {
         buffer = .allocate(capacity: capacity)
     }
 
-    deinit { buffer.deallocate() }
+    /// False once `finishHandingOver` gave the buffer away.
+    private var ownsBuffer = true
+
+    deinit { if ownsBuffer { buffer.deallocate() } }
+
+    /// The text written, in the writer's own buffer, which the caller now owns.
+    consuming func finishHandingOver() -> UnsafeRawBufferPointer {
+        ownsBuffer = false
+        return UnsafeRawBufferPointer(start: buffer, count: count)
+    }
 
     /// The text written, as a new array.
     consuming func finish() -> [UInt8] {

@@ -62,12 +62,12 @@ final class PlanVersion: Sendable {
     func bump() { value.add(1, ordering: .releasing) }
 }
 
-/// A destination whose event calls need not hand the event back when nothing comes after the
-/// destination in its timeline: its worker then lends it the event (no copy made per destination,
-/// for every event, only to be let go again).
-protocol TakesEvents: DestinationPlugin {
-    /// `execute` without the result.
-    func take(_ event: Event)
+/// A destination that needs an event's JSON text only (a loaded library), nothing back, when
+/// nothing else is in its timeline: fan-out then queues it the text the client wrote (one
+/// reference where an event holds two), and its worker lends it that.
+protocol TakesEncodedEvents: DestinationPlugin {
+    /// `execute` without the values and without the result.
+    func take(_ event: EncodedEvent)
 }
 
 /// A destination whose events the host keeps on disk until it has their final answers (a library

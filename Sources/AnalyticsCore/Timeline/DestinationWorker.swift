@@ -16,6 +16,8 @@ import Synchronization
 final class DestinationWorker: @unchecked Sendable {
     enum Item {
         case event(Event)
+        /// An event as its text alone, for a destination that takes nothing else (`takesText`).
+        case encoded(EncodedEvent)
         case update(Settings, UpdateType)
         case reset
         case flush(DispatchGroup)
@@ -28,7 +30,12 @@ final class DestinationWorker: @unchecked Sendable {
         /// A plugin of the destination's timeline has events to let through (`ReleasesLater`).
         case release(any ReleasesLater)
 
-        var isEvent: Bool { if case .event = self { return true } else { return false } }
+        var isEvent: Bool {
+            switch self {
+            case .event, .encoded: return true
+            default: return false
+            }
+        }
         var group: DispatchGroup? {
             switch self {
             case .flush(let g), .announceStopping(let g): return g
@@ -41,8 +48,14 @@ final class DestinationWorker: @unchecked Sendable {
     let stats = DestinationStats()
     /// The destination's capabilities that fan-out asks for every event, looked up once.
     let selective: EventTypeSelective?
-    /// The destination, when it can take an event without handing it back.
-    let taker: TakesEvents?
+    /// The destination, when it can take an event as text alone.
+    let taker: TakesEncodedEvents?
+    /// Whether fan-out may queue events to this destination as text alone: it takes them so, and
+    /// nothing else is in its timeline (kept by the worker as its delivery plan changes; an event
+    /// queued as text under a stale answer is read back into values).
+    var takesText: Bool { wantsText.load(ordering: .relaxed) }
+    private let wantsText = Atomic<Bool>(false)
+    @exclusivity(unchecked) private var wantsTextNow = false
     let receivesWholeSettings: Bool
     let capacity: Int
     private let overflow: OverflowPolicy
@@ -126,7 +139,7 @@ final class DestinationWorker: @unchecked Sendable {
         self.hookTimeout = hookTimeout
         self.abandonableWhileRunning = destination is AbandonableDestination
         self.selective = destination as? EventTypeSelective
-        self.taker = destination as? TakesEvents
+        self.taker = destination as? TakesEncodedEvents
         self.receivesWholeSettings = (destination as? WholeSettingsDestination)?.receivesWholeSettings ?? false
         self.report = report
         if destination is InlineDestination {
@@ -169,6 +182,7 @@ final class DestinationWorker: @unchecked Sendable {
         if feed != nil {
             switch item {
             case .event(let event): stored = event.serializedBytes  // outside the lock
+            case .encoded(let event): stored = event.withText { [UInt8]($0) }
             case .settle: answersArrivedFromAnyThread(); return true  // not ordered with events
             default: break
             }
@@ -184,7 +198,7 @@ final class DestinationWorker: @unchecked Sendable {
             return true
         }
         guard !stopping else { condition.unlock(); return false }
-        if case .event = item {
+        if item.isEvent {
             stats._received.wrappingAdd(1, ordering: .relaxed)
             if case .wait(let limit) = overflow, queuedEvents >= capacity {
                 // Backpressure: hold the caller until the worker drains (bounded by `limit`),
@@ -223,8 +237,12 @@ final class DestinationWorker: @unchecked Sendable {
                 }
                 if stopping { condition.unlock(); return false }
             }
-            if let feed, case .event(let event) = item {
-                return submitDurable(event, stored, feed)
+            if let feed {
+                switch item {
+                case .event(let event): return submitDurable(event, stored, feed)
+                case .encoded(let event): return submitDurable(event.event, stored, feed)
+                default: break
+                }
             }
             if queuedEvents >= capacity {
                 dropOldestEvent()
@@ -239,7 +257,7 @@ final class DestinationWorker: @unchecked Sendable {
             barriers.append(!controlQueuedYet && appendedThisRun == 0 ? 0 : feed.backlog + appendedThisRun)
             controlQueuedYet = true
         }
-        if case .event = item {} else { controlPending = true }
+        if !item.isEvent { controlPending = true }
         // Only a worker that waits is woken, and the wake-up is sent after unlocking (a worker
         // woken under the lock would block on it at once). Producers may be waiting on the same
         // condition (backpressure): wake everyone then, so the worker cannot miss its wake-up.
@@ -258,7 +276,7 @@ final class DestinationWorker: @unchecked Sendable {
 
     /// Removes the oldest queued event (under `condition`; the queue is full, so it holds one).
     private func dropOldestEvent() {
-        if case .event = queue[queueHead] {
+        if queue[queueHead].isEvent {
             queueHead += 1
             // Compact now and then: amortised O(1), and dropped events are released.
             if queueHead >= 64 && queueHead * 2 >= queue.count {
@@ -337,11 +355,14 @@ final class DestinationWorker: @unchecked Sendable {
         let abandonable = destination as? AbandonableDestination
         let who = abandonable?.abandon() ?? "destination"
         let call: String
-        switch left.inFlight {
-        case .event(let event)?:
+        func delivering(_ event: Event) -> String {
             let name = event.event ?? event.name
-            call = "\(abandonable?.callName(for: event.type) ?? "execute") while delivering \(event.type.rawValue)"
+            return "\(abandonable?.callName(for: event.type) ?? "execute") while delivering \(event.type.rawValue)"
                 + (name.map { " \"\($0)\"" } ?? "") + " event \(event.messageId ?? "(no messageId)")"
+        }
+        switch left.inFlight {
+        case .event(let event)?: call = delivering(event)
+        case .encoded(let event)?: call = delivering(event.event)
         case .update?: call = "update"
         case .reset?: call = "reset"
         case .flush?: call = "flush"
@@ -476,7 +497,7 @@ final class DestinationWorker: @unchecked Sendable {
         }
         return lock.withLock { stopped -> Bool in
             guard !stopped else { item.group?.leave(); return false }
-            if case .event = item { stats._received.wrappingAdd(1, ordering: .relaxed) }
+            if item.isEvent { stats._received.wrappingAdd(1, ordering: .relaxed) }
             var plan = destination.timeline.deliveryPlan()
             switch handle(item, &plan) {
             case .delivered: stats._delivered.wrappingAdd(1, ordering: .relaxed)
@@ -492,7 +513,13 @@ final class DestinationWorker: @unchecked Sendable {
     func handle(_ item: Item, _ plan: inout Timeline.DeliveryPlan) -> Outcome {
         switch item {
         case .event(let event):
-            return destination.timeline.deliverReaching(event, to: destination, taker: taker, plan: &plan) ? .delivered : .dropped
+            let reached = destination.timeline.deliverReaching(event, to: destination, taker: taker, plan: &plan)
+            if taker != nil { noteTextWanted(plan) }
+            return reached ? .delivered : .dropped
+        case .encoded(let event):
+            let reached = destination.timeline.deliverReaching(event, to: destination, taker: taker, plan: &plan)
+            noteTextWanted(plan)
+            return reached ? .delivered : .dropped
         case .update(let settings, let type):
             destination.timeline.update(settings: settings, type: type)
             destination.update(settings: settings, type: type)
@@ -518,6 +545,16 @@ final class DestinationWorker: @unchecked Sendable {
             plugin.releaseReady(on: self)
         }
         return .control
+    }
+
+    /// Tells fan-out whether to queue text alone from now on (only a change is written: fan-out
+    /// reads the flag for every event).
+    @inline(__always)
+    private func noteTextWanted(_ plan: Timeline.DeliveryPlan) {
+        let wanted = plan.isBare && feed == nil && inline == nil
+        guard wanted != wantsTextNow else { return }
+        wantsTextNow = wanted
+        wantsText.store(wanted, ordering: .relaxed)
     }
 
     /// An event a plugin of the destination's timeline took and now lets through, on the worker

@@ -266,9 +266,14 @@ public final class Timeline: @unchecked Sendable {
     @inline(__always)
     private func distribute(_ event: Event, _ s: Stages) -> Event? {
         var enriched = event
+        // The text, for the destinations that take text alone (written here for several).
+        var encoded: EncodedEvent?
         if s.encodedConsumers > 0 {
             enriched.shareEncoding()
-            if s.encodedConsumers > 1 { enriched.computeSharedEncoding() }
+            if s.encodedConsumers > 1 {
+                enriched.computeSharedEncoding()
+                encoded = EncodedEvent(published: enriched)
+            }
         }
         let options = enriched.integrations
         let planned = enriched.type == .track ? s.plan : nil
@@ -281,7 +286,8 @@ public final class Timeline: @unchecked Sendable {
                     && (planned?.allows(event: name, destination: key) ?? true)
                     && !(worker.selective?.ignores(enriched.type) ?? false)
                 // A worker stopping under a stale snapshot has left the timeline: as if skipped.
-                if !(wanted && worker.submit(.event(enriched))) {
+                let item: DestinationWorker.Item = if let encoded, worker.takesText { .encoded(encoded) } else { .event(enriched) }
+                if !(wanted && worker.submit(item)) {
                     worker.stats._skipped.wrappingAdd(1, ordering: .relaxed)
                 }
             }
@@ -360,6 +366,8 @@ public final class Timeline: @unchecked Sendable {
         fileprivate var enrichment: [Plugin]
         fileprivate var after: [Plugin]
         fileprivate var bare: Bool
+        /// Nothing but the destination is in the timeline.
+        var isBare: Bool { bare }
     }
 
     func deliveryPlan() -> DeliveryPlan {
@@ -387,17 +395,33 @@ public final class Timeline: @unchecked Sendable {
     }
 
     /// `deliver` for a worker that needs only whether the destination saw the event: a
-    /// destination that takes events without handing one back is spared making that copy.
+    /// destination that takes text alone is lent it, with nothing handed back.
     @inline(__always)
-    func deliverReaching(_ event: Event, to destination: DestinationPlugin, taker: TakesEvents?, plan: inout DeliveryPlan) -> Bool {
-        if let taker {
-            if stagesVersion.current != plan.version { plan = deliveryPlan() }
-            if plan.bare {
-                taker.take(event)
-                return true
-            }
+    func deliverReaching(_ event: Event, to destination: DestinationPlugin, taker: TakesEncodedEvents?, plan: inout DeliveryPlan) -> Bool {
+        if let taker, isBare(&plan) {
+            taker.take(EncodedEvent(event))
+            return true
         }
         return deliver(event, to: destination, plan: &plan).reached
+    }
+
+    /// The same for an event fan-out queued as text (the plan was bare then): read back into
+    /// values only if the plan no longer is.
+    @inline(__always)
+    func deliverReaching(_ event: EncodedEvent, to destination: DestinationPlugin, taker: TakesEncodedEvents?,
+                         plan: inout DeliveryPlan) -> Bool {
+        if let taker, isBare(&plan) {
+            taker.take(event)
+            return true
+        }
+        return deliver(event.event, to: destination, plan: &plan).reached
+    }
+
+    /// Whether nothing but the destination is in this timeline now (the plan made again if stale).
+    @inline(__always)
+    func isBare(_ plan: inout DeliveryPlan) -> Bool {
+        if stagesVersion.current != plan.version { plan = deliveryPlan() }
+        return plan.bare
     }
 
     // MARK: Settings, reset, flush, shutdown

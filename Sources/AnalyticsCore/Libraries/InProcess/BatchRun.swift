@@ -10,8 +10,8 @@ struct BatchRun {
     var count: Int { items.count }
     var isEmpty: Bool { items.isEmpty }
 
-    mutating func append(_ event: Event) {
-        event.withSerializedBytes { append(event.type, $0) }
+    mutating func append(_ event: EncodedEvent) {
+        event.withText { append(event.type, $0) }
     }
 
     mutating func append(_ type: EventType, _ text: UnsafeRawBufferPointer) {

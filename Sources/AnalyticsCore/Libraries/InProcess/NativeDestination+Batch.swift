@@ -12,7 +12,7 @@ protocol DeliversInRuns: DestinationPlugin {
 /// single-event call: an event counts as delivered when gathered and as failed as well if the
 /// library's answer for it is a failure in the end (a summary shows delivered − failed).
 extension NativeDestination {
-    func gather(_ event: Event, upTo size: Int) {
+    func gather(_ event: EncodedEvent, upTo size: Int) {
         run.append(event)
         runTickets.append(completions?.take())
         if run.count >= size { deliverRun() }

@@ -8,7 +8,7 @@ protocol SettlesLater: DestinationPlugin {
 
 /// An event whose hook answered pending, with the attempt that answered.
 struct ParkedEvent {
-    let event: Event
+    let event: EncodedEvent
     let attempt: Int
     /// Its ticket in a durable queue (finished when the answer is final).
     let ticket: UInt64?
@@ -23,7 +23,7 @@ struct ParkedEvent {
 /// delivered − failed), if it times out it moves to abandoned, so the totals are what a
 /// synchronous answer would have given, and what process mode counts.
 extension NativeDestination {
-    func executeAllowingPending(_ event: Event) -> Bool {
+    func executeAllowingPending(_ event: EncodedEvent) -> Bool {
         settleArrived()
         let pending = integration.pendingCalls
         let room = monotonicSeconds() + hookTimeout
@@ -42,7 +42,7 @@ extension NativeDestination {
     var pendingWaitBudget: Double { hookTimeout * 0.8 }
 
     /// Calls the hook until it answers (or parks the event); false once it failed for good.
-    func deliverEvent(_ event: Event, attempt first: Int, ticket: UInt64?) -> Bool {
+    func deliverEvent(_ event: EncodedEvent, attempt first: Int, ticket: UInt64?) -> Bool {
         var attempt = first
         while true {
             switch integration.deliverAllowingPending(event) {

@@ -9,7 +9,7 @@ import Foundation
 /// serialization rule asks for. The library hears `started` before its first call there, and
 /// `stopping`, `flush`, `destroy` when the worker shuts down.
 package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination,
-    WholeSettingsDestination, EventTypeSelective, SettlesLater, DeliversInRuns, DurablyQueued, FinishesEventsLater, TakesEvents, @unchecked Sendable {
+    WholeSettingsDestination, EventTypeSelective, SettlesLater, DeliversInRuns, DurablyQueued, FinishesEventsLater, TakesEncodedEvents, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let integration: NativeIntegration
@@ -75,13 +75,13 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
 
     var receivesWholeSettings: Bool { wholeSettings }
 
-    public func execute(_ event: Event) -> Event? { handle(event) ? event : nil }
+    public func execute(_ event: Event) -> Event? { handle(EncodedEvent(event)) ? event : nil }
 
-    func take(_ event: Event) { _ = handle(event) }
+    func take(_ event: EncodedEvent) { _ = handle(event) }
 
     /// Whether the library took the event (or holds it to answer later).
     @inline(__always)
-    private func handle(_ event: Event) -> Bool {
+    private func handle(_ event: EncodedEvent) -> Bool {
         startIfNeeded()
         unflushed = true
         if let size = integration.batchSize {

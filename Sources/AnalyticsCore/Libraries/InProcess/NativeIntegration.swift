@@ -57,8 +57,10 @@ package final class NativeIntegration: @unchecked Sendable {
     }
 
     /// Hands an event to the hook of its type (`page` goes to `screen`).
+    public func deliver(_ event: Event) -> NativeHookResult { deliver(EncodedEvent(event)) }
+
     @inline(__always)
-    public func deliver(_ event: Event) -> NativeHookResult {
+    func deliver(_ event: EncodedEvent) -> NativeHookResult {
         switch event.type {
         case .track: return callEventHook(hooks.track, event, "track")
         case .identify: return callEventHook(hooks.identify, event, "identify")
@@ -167,7 +169,9 @@ package final class NativeIntegration: @unchecked Sendable {
     var retryHint: RetryHint { services.retryHint }
 
     /// Like `deliver`, but the hook may answer pending.
-    func deliverAllowingPending(_ event: Event) -> EventAnswer {
+    func deliverAllowingPending(_ event: Event) -> EventAnswer { deliverAllowingPending(EncodedEvent(event)) }
+
+    func deliverAllowingPending(_ event: EncodedEvent) -> EventAnswer {
         let hook: EventHook?
         let name: StaticString
         switch event.type {
@@ -181,7 +185,7 @@ package final class NativeIntegration: @unchecked Sendable {
         let pending = services.pendingCalls
         pending.arm()
         errorBuffer.clear()
-        let status = event.withSerializedBytes { raw -> ah_status in
+        let status = event.withText { raw -> ah_status in
             guard let base = raw.baseAddress else { return ah_status(AH_ERR_PERMANENT) }
             return hook(instance, base.assumingMemoryBound(to: CChar.self), raw.count, errorBuffer.base, errorBuffer.capacity)
         }
@@ -201,10 +205,10 @@ package final class NativeIntegration: @unchecked Sendable {
 
     /// The hot path: no allocation when the event's encoding is cached, one indirect call.
     @inline(__always)
-    private func callEventHook(_ hook: EventHook?, _ event: Event, _ name: StaticString) -> NativeHookResult {
+    private func callEventHook(_ hook: EventHook?, _ event: EncodedEvent, _ name: StaticString) -> NativeHookResult {
         guard let hook, let instance = live else { return .ok }
         errorBuffer.clear()
-        let status = event.withSerializedBytes { raw -> ah_status in
+        let status = event.withText { raw -> ah_status in
             guard let base = raw.baseAddress else { return ah_status(AH_ERR_PERMANENT) }
             return hook(instance, base.assumingMemoryBound(to: CChar.self), raw.count, errorBuffer.base, errorBuffer.capacity)
         }

@@ -78,7 +78,7 @@ extension ProcessDestination {
         for item in batch {
             w.u8(item.op.rawValue)
             // An event's text is read where the client wrote it, once for every destination.
-            if let event = item.event { event.withSerializedBytes { w.data($0) } } else { w.data(item.bytes) }
+            if let event = item.event { event.withText { w.data($0) } } else { w.data(item.bytes) }
             item.attempts += 1
         }
         w.end()

@@ -19,7 +19,7 @@ import Glibc
 /// it is queued here; one that fails later is counted failed as well (the summary's delivered
 /// column is delivered − failed).
 package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, StopAnnouncing, WholeSettingsDestination,
-    EventTypeSelective, DurablyQueued, FinishesEventsLater, @unchecked Sendable {
+    EventTypeSelective, DurablyQueued, FinishesEventsLater, TakesEncodedEvents, @unchecked Sendable {
     public let key: String
     public let timeline = Timeline()
     public let info: NativeLibraryInfo
@@ -42,7 +42,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     final class Item: @unchecked Sendable {
         let op: IsolationWire.Op
         let bytes: [UInt8]
-        let event: Event?
+        let event: EncodedEvent?
         var attempts = 0
         /// Its ticket in a durable queue (finished when its answer is final).
         var ticket: UInt64?
@@ -53,7 +53,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
         /// Replayed to a restarted child (its initial update, lifecycle(started)): not counted.
         let replay: Bool
 
-        init(op: IsolationWire.Op, bytes: [UInt8] = [], event: Event? = nil, waits: Bool = false, replay: Bool = false) {
+        init(op: IsolationWire.Op, bytes: [UInt8] = [], event: EncodedEvent? = nil, waits: Bool = false, replay: Bool = false) {
             self.op = op
             self.bytes = bytes
             self.event = event
@@ -71,7 +71,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
 
         /// "processing track \"Order\" event m-1" / "calling flush".
         var label: String {
-            guard let event else { return "calling \(callName)" }
+            guard let event = event?.event else { return "calling \(callName)" }
             let name = event.event ?? event.name
             return "processing \(event.type.rawValue)" + (name.map { " \"\($0)\"" } ?? "")
                 + " event \(event.messageId ?? "(no messageId)")"
@@ -207,15 +207,17 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     // MARK: Worker side
 
     public func execute(_ event: Event) -> Event? {
+        take(EncodedEvent(event))
+        return event
+    }
+
+    func take(_ event: EncodedEvent) {
         startIfNeeded()
         unflushed = true
         let item = Item(op: IsolationWire.Op(event.type), event: event)
         item.ticket = completions.withLock { $0 }?.take()
         enqueue(item)
-        return event
     }
-
-    func take(_ event: Event) { _ = execute(event) }
 
     func finishEvents(through completions: EventCompletions) { self.completions.withLock { $0 = completions } }
 

@@ -1,0 +1,57 @@
+/// An event as its JSON text alone, the text the client wrote once before fan-out: what a loaded
+/// library's destination hands on (the library reads text, never the host's values). Holding the
+/// text without the payload halves the reference counts each destination's copy of an event
+/// writes, counts written from every worker for every event.
+struct EncodedEvent: @unchecked Sendable {
+    let type: EventType
+    /// Always published (the text exists).
+    private let encoding: SharedEncoding
+
+    /// `event` as text: its shared text when written already, else written now for this copy.
+    init(_ event: Event) {
+        var event = event
+        event.shareEncoding()
+        event.computeSharedEncoding()
+        if let encoded = EncodedEvent(published: event) {
+            self = encoded
+            return
+        }
+        // Another destination's worker is still writing the shared text: this copy writes its
+        // own (rather than wait), in an encoding only it holds, so it is published at once.
+        event.encoding = nil
+        event.shareEncoding()
+        event.computeSharedEncoding()
+        self.init(type: event.type, published: event.encoding!)
+    }
+
+    /// `event`'s text if it is written already (the client wrote it for several destinations).
+    init?(published event: Event) {
+        guard let encoding = event.encoding, encoding.publishedText != nil else { return nil }
+        self.init(type: event.type, published: encoding)
+    }
+
+    private init(type: EventType, published encoding: SharedEncoding) {
+        self.type = type
+        self.encoding = encoding
+    }
+
+    /// Calls `body` with the text, read in place (nothing copied, no reference taken).
+    @inline(__always)
+    func withText<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withUnsafePointer(to: self) { me in
+            body(SharedEncoding.publishedText(at: UnsafeRawPointer(me.pointer(to: \.encoding)!))!)
+        }
+    }
+
+    /// The event again, its payload read back from the text (for what needs values: a plugin
+    /// added to the destination's timeline since, a report naming the event).
+    var event: Event {
+        let payload = withText { text -> JSONObject in
+            guard case .object(let object)? = try? JSON(parsing: [UInt8](text)) else { return [:] }
+            return object
+        }
+        var event = Event(type: type, payload: payload)
+        event.encoding = encoding
+        return event
+    }
+}
