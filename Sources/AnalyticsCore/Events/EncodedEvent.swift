@@ -4,7 +4,7 @@
 /// writes, counts written from every worker for every event.
 struct EncodedEvent: @unchecked Sendable {
     let type: EventType
-    /// Always published (the text exists).
+    /// Published, or holding its payload (so the text can be written from it).
     private let encoding: SharedEncoding
 
     /// `event` as text: its shared text when written already, else written now for this copy.
@@ -30,22 +30,37 @@ struct EncodedEvent: @unchecked Sendable {
         self.init(type: event.type, published: encoding)
     }
 
+    /// `event` by its encoding alone, which holds the payload: the first destination's worker to
+    /// need the text writes it, off the caller's thread (fan-out, where the client made that
+    /// encoding).
+    init?(holding event: Event) {
+        guard let encoding = event.encoding, encoding.source != nil || encoding.publishedText != nil else { return nil }
+        self.init(type: event.type, published: encoding)
+    }
+
     private init(type: EventType, published encoding: SharedEncoding) {
         self.type = type
         self.encoding = encoding
     }
 
-    /// Calls `body` with the text, read in place (nothing copied, no reference taken).
+    /// Calls `body` with the text, read in place once written (nothing copied, no reference
+    /// taken); the first caller writes it from the payload the encoding holds.
     @inline(__always)
     func withText<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        withUnsafePointer(to: self) { me in
-            body(SharedEncoding.publishedText(at: UnsafeRawPointer(me.pointer(to: \.encoding)!))!)
+        if let text = withUnsafePointer(to: self, { SharedEncoding.publishedText(at: UnsafeRawPointer($0.pointer(to: \.encoding)!)) }) {
+            return body(text)
         }
+        return encoding.withSourceText(body)
     }
 
     /// The event again, its payload read back from the text (for what needs values: a plugin
     /// added to the destination's timeline since, a report naming the event).
     var event: Event {
+        if let source = encoding.source {
+            var event = Event(type: type, payload: source)
+            event.encoding = encoding
+            return event
+        }
         let payload = withText { text -> JSONObject in
             guard case .object(let object)? = try? JSON(parsing: [UInt8](text)) else { return [:] }
             return object

@@ -66,6 +66,14 @@ public struct Event: Sendable {
     /// consumers of JSON text).
     public mutating func shareEncoding() { if encoding == nil { encoding = SharedEncoding.make() } }
 
+    /// `shareEncoding`, the encoding holding this payload too (for ``EncodedEvent``): true if it
+    /// made one, false if the event had an encoding already.
+    mutating func shareEncodingHoldingPayload() -> Bool {
+        guard encoding == nil else { return false }
+        encoding = SharedEncoding.make(holding: payload)
+        return true
+    }
+
     // MARK: Common fields
 
     public var messageId: String? {

@@ -8,8 +8,8 @@ import Synchronization
 /// text, so a mutex here (and a reference count taken on the text) would be cache lines written
 /// by every worker for every event. The first reader claims the work with one atomic exchange
 /// and publishes the text with a release store; a reader that finds it published only reads. A
-/// reader that finds another one still writing writes its own copy rather than wait (rare: with
-/// several destinations the client writes the text before fan-out).
+/// reader that finds another one still writing writes its own copy rather than wait (rare: the
+/// workers of most destinations run one after another on the cores the caller leaves them).
 struct SharedEncoding: @unchecked Sendable {
     private final class Storage: @unchecked Sendable {
         static let empty = 0, writing = 1, published = 2
@@ -24,8 +24,14 @@ struct SharedEncoding: @unchecked Sendable {
         /// written (`JSONObject.serializedBytes(derivedFrom:text:)`). Touched by the claimant only,
         /// which lets it go once the text is written.
         @exclusivity(unchecked) var base: (payload: JSONObject, text: [UInt8])?
+        /// The payload the text is of, when the storage was made holding it (fan-out's, for
+        /// destinations that take the text alone): set before the storage is shared, then only read.
+        let source: JSONObject?
 
-        init(base: (payload: JSONObject, text: [UInt8])?) { self.base = base }
+        init(base: (payload: JSONObject, text: [UInt8])?, source: JSONObject? = nil) {
+            self.base = base
+            self.source = source
+        }
 
         deinit { text.deallocate() }
 
@@ -51,6 +57,20 @@ struct SharedEncoding: @unchecked Sendable {
     private let storage: Storage
 
     static func make() -> SharedEncoding { SharedEncoding(storage: Storage(base: nil)) }
+
+    /// An encoding that holds `payload` itself: whoever has the encoding alone can still write
+    /// the text (and give the event back) when no sharer has yet.
+    static func make(holding payload: JSONObject) -> SharedEncoding {
+        SharedEncoding(storage: Storage(base: nil, source: payload))
+    }
+
+    /// The payload, when the encoding holds it.
+    var source: JSONObject? { storage.source }
+
+    /// Calls `body` with the text of the payload this encoding holds (`make(holding:)`).
+    func withSourceText<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withBytes(of: storage.source ?? [:], body)
+    }
 
     /// An encoding for an edited copy of `payload`, whose text is `text`.
     static func make(derivedFrom payload: JSONObject, text: [UInt8]) -> SharedEncoding {

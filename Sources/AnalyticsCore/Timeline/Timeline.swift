@@ -266,14 +266,11 @@ public final class Timeline: @unchecked Sendable {
     @inline(__always)
     private func distribute(_ event: Event, _ s: Stages) -> Event? {
         var enriched = event
-        // The text, for the destinations that take text alone (written here for several).
+        // The event as its text, for the destinations that take text alone.
         var encoded: EncodedEvent?
         if s.encodedConsumers > 0 {
-            enriched.shareEncoding()
-            if s.encodedConsumers > 1 {
-                enriched.computeSharedEncoding()
-                encoded = EncodedEvent(published: enriched)
-            }
+            // Written by the first destination's worker that needs it, not on the caller's thread.
+            if enriched.shareEncodingHoldingPayload() { encoded = EncodedEvent(holding: enriched) }
         }
         let options = enriched.integrations
         let planned = enriched.type == .track ? s.plan : nil
