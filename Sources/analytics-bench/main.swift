@@ -136,6 +136,9 @@ if CommandLine.arguments.dropFirst().first == "loaded" {
     let rounds = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 3 : 3
     withLoadedDestinationLibraries { one, oneBatch, ten, tenBatch in
         LoadedDestinationComparison.measure(one: one, oneBatch: oneBatch, ten: ten, tenBatch: tenBatch, rounds: rounds).addRows(to: table)
+        let hook = hookCallBenchmark(library: one)
+        table.add("one hook call, loaded no-op C vs in-process Swift destination: ns", String(format: "%.0f vs %.0f (ratio %.2f)",
+                  hook.nativeNs, hook.swiftNs, hook.nativeNs / hook.swiftNs), target: "ratio ≤ 1.5")
     }
     print(table.render())
     exit(0)

@@ -2,7 +2,18 @@
 /// library's destination hands on (the library reads text, never the host's values). Holding the
 /// text without the payload halves the reference counts each destination's copy of an event
 /// writes, counts written from every worker for every event.
-struct EncodedEvent: @unchecked Sendable {
+/// What a library's event hook needs of an event: its type and its JSON text, read in place.
+protocol EventText {
+    var type: EventType { get }
+    func withText<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R
+}
+
+extension Event: EventText {
+    @inline(__always)
+    func withText<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { withSerializedBytes(body) }
+}
+
+struct EncodedEvent: EventText, @unchecked Sendable {
     let type: EventType
     /// Published, or holding its payload (so the text can be written from it).
     private let encoding: SharedEncoding

@@ -22,9 +22,13 @@ public final class Timeline: @unchecked Sendable {
         var switchedOffKeys: Set<String> = []
         /// Per destination, whether the settings name it (precomputed: checked for every event).
         var enabled: [Bool] = []
-        /// Destinations that want JSON text: with one, it encodes lazily on its own thread; with
-        /// several, the caller encodes once up front so they never wait on each other.
+        /// Destinations that want JSON text.
         var encodedConsumers = 0
+        /// Whether fan-out gives the event an encoding to share: with several readers of the
+        /// text (the first worker to need it writes it for all), or one on the caller's thread
+        /// (Segment.io: the size check and it then see the same text). A single worker writes
+        /// its own, on its thread: the caller allocates nothing for it.
+        var sharesText = false
         var plan: TrackingPlan?
 
         func copy() -> Stages {
@@ -33,6 +37,7 @@ public final class Timeline: @unchecked Sendable {
             s.after = after; s.utility = utility; s.enabledKeys = enabledKeys
             s.switchedOffKeys = switchedOffKeys
             s.encodedConsumers = encodedConsumers
+            s.sharesText = sharesText
             s.plan = plan
             return s
         }
@@ -42,6 +47,8 @@ public final class Timeline: @unchecked Sendable {
                 if worker.receivesWholeSettings { return !switchedOffKeys.contains(key) }
                 return enabledKeys?.contains(key) ?? true
             }
+            sharesText = encodedConsumers > 1
+                || destinations.contains { $0.isInline && $0.destination is EncodedEventConsumer }
         }
         var all: [Plugin] { before + enrichment + destinations.map(\.destination) + after + utility }
     }
@@ -268,10 +275,7 @@ public final class Timeline: @unchecked Sendable {
         var enriched = event
         // The event as its text, for the destinations that take text alone.
         var encoded: EncodedEvent?
-        if s.encodedConsumers > 0 {
-            // Written by the first destination's worker that needs it, not on the caller's thread.
-            if enriched.shareEncodingHoldingPayload() { encoded = EncodedEvent(holding: enriched) }
-        }
+        if s.sharesText, enriched.shareEncodingHoldingPayload() { encoded = EncodedEvent(holding: enriched) }
         let options = enriched.integrations
         let planned = enriched.type == .track ? s.plan : nil
         let name = planned == nil ? "" : (enriched.event ?? "")

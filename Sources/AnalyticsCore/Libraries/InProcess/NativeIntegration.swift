@@ -57,10 +57,12 @@ package final class NativeIntegration: @unchecked Sendable {
     }
 
     /// Hands an event to the hook of its type (`page` goes to `screen`).
-    public func deliver(_ event: Event) -> NativeHookResult { deliver(EncodedEvent(event)) }
+    public func deliver(_ event: Event) -> NativeHookResult { deliverText(event) }
+
+    func deliver(_ event: EncodedEvent) -> NativeHookResult { deliverText(event) }
 
     @inline(__always)
-    func deliver(_ event: EncodedEvent) -> NativeHookResult {
+    private func deliverText<E: EventText>(_ event: E) -> NativeHookResult {
         switch event.type {
         case .track: return callEventHook(hooks.track, event, "track")
         case .identify: return callEventHook(hooks.identify, event, "identify")
@@ -205,7 +207,7 @@ package final class NativeIntegration: @unchecked Sendable {
 
     /// The hot path: no allocation when the event's encoding is cached, one indirect call.
     @inline(__always)
-    private func callEventHook(_ hook: EventHook?, _ event: EncodedEvent, _ name: StaticString) -> NativeHookResult {
+    private func callEventHook<E: EventText>(_ hook: EventHook?, _ event: E, _ name: StaticString) -> NativeHookResult {
         guard let hook, let instance = live else { return .ok }
         errorBuffer.clear()
         let status = event.withText { raw -> ah_status in
