@@ -186,16 +186,21 @@ validate: build plugins
 		.build/debug/analytics-host validate $$lib --settings "$$settings"; \
 	done
 
+# The C both vendor libraries compile in (JSON, output buffer, settings readers, host lookups):
+# not a plugin of its own, never built alone; its symbols are hidden in each library.
+VENDOR_SUPPORT_SOURCES := $(wildcard Plugins/VendorSupport/*.c)
+VENDOR_SUPPORT_DEPS := $(VENDOR_SUPPORT_SOURCES) Plugins/VendorSupport/vendor_support.h include/analytics_plugin.h
+
 # Amplitude (docs/vendors/amplitude.md): a real vendor destination in C, several files, the ABI
 # header is all it includes; only the entry function is exported (-fvisibility=hidden).
-AMPLITUDE_SOURCES := $(wildcard Plugins/Amplitude/*.c)
-$(PLUGINS_DIR)/libamplitude.so: $(AMPLITUDE_SOURCES) Plugins/Amplitude/amplitude.h include/analytics_plugin.h
+AMPLITUDE_SOURCES := $(wildcard Plugins/Amplitude/*.c) $(VENDOR_SUPPORT_SOURCES)
+$(PLUGINS_DIR)/libamplitude.so: $(AMPLITUDE_SOURCES) Plugins/Amplitude/amplitude.h $(VENDOR_SUPPORT_DEPS)
 	@mkdir -p $(PLUGINS_DIR)
 	$(CC) -std=c99 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include -o $@ $(AMPLITUDE_SOURCES) -lm -pthread
 
 # Mixpanel (docs/vendors/mixpanel.md): C, like Amplitude; it sends through the host's HTTP client.
-MIXPANEL_SOURCES := $(wildcard Plugins/Mixpanel/*.c)
-$(PLUGINS_DIR)/libmixpanel.so: $(MIXPANEL_SOURCES) Plugins/Mixpanel/mixpanel.h include/analytics_plugin.h
+MIXPANEL_SOURCES := $(wildcard Plugins/Mixpanel/*.c) $(VENDOR_SUPPORT_SOURCES)
+$(PLUGINS_DIR)/libmixpanel.so: $(MIXPANEL_SOURCES) Plugins/Mixpanel/mixpanel.h $(VENDOR_SUPPORT_DEPS)
 	@mkdir -p $(PLUGINS_DIR)
 	$(CC) -std=c99 -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -Wmissing-prototypes -Werror -I include -o $@ $(MIXPANEL_SOURCES) -pthread
 

@@ -37,53 +37,49 @@ static void mark(sender *d, const int *idx, int n, int outcome, const char *why)
     note(d, why);
 }
 
-static int body_for(sender *d, const int *idx, int n, amp_buf *b) {
+static int body_for(sender *d, const int *idx, int n, vendor_buf *b) {
     int i;
-    amp_buf_str(b, "{\"api_key\":");
-    amp_buf_json_string(b, d->s->api_key, strlen(d->s->api_key));
-    amp_buf_str(b, ",\"events\":[");
+    vendor_buf_str(b, "{\"api_key\":");
+    vendor_buf_json_string(b, d->s->api_key, strlen(d->s->api_key));
+    vendor_buf_str(b, ",\"events\":[");
     for (i = 0; i < n; i++) {
-        if (i) amp_buf_add(b, ",", 1);
-        amp_buf_add(b, d->events[idx[i]].json, d->events[idx[i]].len);
+        if (i) vendor_buf_add(b, ",", 1);
+        vendor_buf_add(b, d->events[idx[i]].json, d->events[idx[i]].len);
     }
-    amp_buf_add(b, "]", 1);
+    vendor_buf_add(b, "]", 1);
     if (d->s->min_id_length > 0) {
         char opt[64];
         snprintf(opt, sizeof opt, ",\"options\":{\"min_id_length\":%d}", d->s->min_id_length);
-        amp_buf_str(b, opt);
+        vendor_buf_str(b, opt);
     }
-    amp_buf_add(b, "}", 1);
+    vendor_buf_add(b, "}", 1);
     return b->failed ? -1 : 0;
 }
 
 int amp_named_in_400(const char *body, int n, char *bad) {
     static const char *const lists[] = {"events_with_invalid_fields", "events_with_missing_fields",
                                         "events_with_invalid_id_lengths"};
-    amp_json doc;
+    vendor_json doc;
     char ignored[64];
     int found = 0, l, f, i;
-    if (amp_json_parse(&doc, body, strlen(body), ignored, sizeof ignored) != 0) return 0;
+    if (vendor_json_parse(&doc, body, strlen(body), AMP_VENDOR, ignored, sizeof ignored) != 0) return 0;
     for (l = 0; l < 3; l++) {
-        int obj = amp_json_typed(&doc, amp_json_get(&doc, 0, lists[l]), AMP_J_OBJECT);
+        int obj = vendor_json_typed(&doc, vendor_json_get(&doc, 0, lists[l]), VENDOR_J_OBJECT);
         for (f = obj >= 0 ? doc.nodes[obj].first_child : -1; f >= 0; f = doc.nodes[f].next)
-            for (i = doc.nodes[f].type == AMP_J_ARRAY ? doc.nodes[f].first_child : -1; i >= 0; i = doc.nodes[i].next) {
+            for (i = doc.nodes[f].type == VENDOR_J_ARRAY ? doc.nodes[f].first_child : -1; i >= 0; i = doc.nodes[i].next) {
                 double v;
-                if (amp_json_number(&doc, i, &v) == 0 && v >= 0 && v < n && !bad[(int)v]) { bad[(int)v] = 1; found++; }
+                if (vendor_json_number(&doc, i, &v) == 0 && v >= 0 && v < n && !bad[(int)v]) { bad[(int)v] = 1; found++; }
             }
     }
     {
-        int arr = amp_json_typed(&doc, amp_json_get(&doc, 0, "silenced_events"), AMP_J_ARRAY);
+        int arr = vendor_json_typed(&doc, vendor_json_get(&doc, 0, "silenced_events"), VENDOR_J_ARRAY);
         for (i = arr >= 0 ? doc.nodes[arr].first_child : -1; i >= 0; i = doc.nodes[i].next) {
             double v;
-            if (amp_json_number(&doc, i, &v) == 0 && v >= 0 && v < n && !bad[(int)v]) { bad[(int)v] = 1; found++; }
+            if (vendor_json_number(&doc, i, &v) == 0 && v >= 0 && v < n && !bad[(int)v]) { bad[(int)v] = 1; found++; }
         }
     }
-    amp_json_free(&doc);
+    vendor_json_free(&doc);
     return found;
-}
-
-int amp_transient_status(int status) {
-    return status == 408 || status == 429 || (status >= 500 && status < 600 && status != 501 && status != 505);
 }
 
 static void send_request(sender *d, const int *idx, int n);
@@ -94,14 +90,14 @@ static void split(sender *d, const int *idx, int n) {
 }
 
 static void send_request(sender *d, const int *idx, int n) {
-    amp_buf body = {0};
+    vendor_buf body = {0};
     amp_answer answer;
     char why[2600], reason[512];
     double backoff = 0.5;
     int attempt;
     if (n <= 0) return;
     if (body_for(d, idx, n, &body) != 0) {
-        amp_buf_free(&body);
+        vendor_buf_free(&body);
         mark(d, idx, n, AMP_RETRY_LATER, "Amplitude: out of memory building a request");
         return;
     }
@@ -115,12 +111,12 @@ static void send_request(sender *d, const int *idx, int n) {
             continue;
         }
         snprintf(why, sizeof why, "Amplitude: POST %s answered %d: %.400s", d->s->url, answer.status, answer.body);
-        if (answer.status >= 200 && answer.status < 300) { amp_buf_free(&body); return; }
+        if (answer.status >= 200 && answer.status < 300) { vendor_buf_free(&body); return; }
         if (answer.status == 400) {
             char *bad = (char *)calloc((size_t)n, 1);
             int *rest = (int *)malloc((size_t)n * sizeof *rest);
             int named = bad && rest ? amp_named_in_400(answer.body, n, bad) : 0, i, r = 0;
-            amp_buf_free(&body);
+            vendor_buf_free(&body);
             if (named > 0) {
                 for (i = 0; i < n; i++) {
                     if (bad[i]) mark(d, idx + i, 1, AMP_REFUSED, why);
@@ -137,19 +133,19 @@ static void send_request(sender *d, const int *idx, int n) {
             return;
         }
         if (answer.status == 413) {
-            amp_buf_free(&body);
+            vendor_buf_free(&body);
             if (n > 1) split(d, idx, n);
             else mark(d, idx, 1, AMP_REFUSED, why);
             return;
         }
-        if (!amp_transient_status(answer.status)) {
-            amp_buf_free(&body);
+        if (!vendor_transient_status(answer.status)) {
+            vendor_buf_free(&body);
             mark(d, idx, n, AMP_REFUSED, why);
             return;
         }
         if (answer.retry_after > backoff) backoff = answer.retry_after;
     }
-    amp_buf_free(&body);
+    vendor_buf_free(&body);
     {
         size_t used = strlen(why);
         snprintf(why + used, sizeof why - used, " (%d attempts)", d->s->max_attempts);

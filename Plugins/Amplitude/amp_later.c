@@ -46,11 +46,11 @@ typedef struct target {
 } target;
 
 typedef struct upload {
+    vendor_line_link link; /* first: in the line of uploads waiting for a request slot */
     amp_later *later;
     target to;
     int count;
     item *items; /* owned: json strings and the array */
-    struct upload *next; /* in the queue of uploads waiting for a free request slot */
 } upload;
 
 struct amp_later {
@@ -59,29 +59,25 @@ struct amp_later {
     const ah_host_http_requests *http;
     const ah_host_retry_after *retry; /* NULL: the host has no AH_EXT_RETRY_AFTER */
     const amp_settings *settings;
-    pthread_mutex_t lock;   /* guards `held` and each call's fields */
+    pthread_mutex_t lock;   /* guards `held`, `line` and each call's fields */
     item *held;
     int held_count, held_cap, held_calls;
-    /* One request runs at a time (within the host's per-instance bound), so Amplitude ingests a
-     * user's events in the order they happened (an $identify before the events it applies to);
-     * uploads past it wait here, oldest first, and start from the `done` of the one running. */
-    upload *queue_head, *queue_tail;
-    int in_flight, slots;
+    /* One request at a time, so Amplitude ingests a user's events in the order they happened
+     * (an $identify before the events it applies to). */
+    vendor_request_line line;
 };
 
 amp_later *amp_later_create(const ah_host *host, const amp_settings *settings) {
     const ah_host_finish_later *fl;
     const ah_host_http_requests *http;
     amp_later *later;
-    if (!AH_HAS_FIELD(host, ah_host, get_extension)) return NULL;
-    fl = (const ah_host_finish_later *)host->get_extension(host->ctx, AH_EXT_FINISH_LATER);
-    http = (const ah_host_http_requests *)host->get_extension(host->ctx, AH_EXT_HTTP_REQUESTS);
-    if (!fl || !http || fl->size < sizeof *fl || http->size < sizeof *http) return NULL;
+    fl = (const ah_host_finish_later *)vendor_host_table(host, AH_EXT_FINISH_LATER, sizeof *fl);
+    http = (const ah_host_http_requests *)vendor_host_table(host, AH_EXT_HTTP_REQUESTS, sizeof *http);
+    if (!fl || !http) return NULL;
     if (!(later = (amp_later *)calloc(1, sizeof *later))) return NULL;
     later->host = host; later->fl = fl; later->http = http; later->settings = settings;
-    later->retry = (const ah_host_retry_after *)host->get_extension(host->ctx, AH_EXT_RETRY_AFTER);
-    if (later->retry && later->retry->size < sizeof *later->retry) later->retry = NULL;
-    later->slots = http->max_in_flight >= 1 ? 1 : 0;
+    later->retry = (const ah_host_retry_after *)vendor_host_table(host, AH_EXT_RETRY_AFTER, sizeof(ah_host_retry_after));
+    vendor_line_init(&later->line, http);
     pthread_mutex_init(&later->lock, NULL);
     return later;
 }
@@ -115,31 +111,13 @@ static void request_done(amp_later *later);
 
 static void answer_upload(upload *u, const ah_http_response *r);
 
-/* A Retry-After in seconds (an HTTP date is left to the host's backoff) goes to the host. */
-static void pass_retry_after(amp_later *later, const ah_http_response *r) {
-    size_t i;
-    if (!later->retry) return;
-    for (i = 0; r->headers && i < r->header_count; i++) {
-        const ah_http_header *h = &r->headers[i];
-        if (h->name && h->value && h->name_len == 11 && memcmp(h->name, "retry-after", 11) == 0) {
-            char text[32], *end;
-            size_t n = h->value_len < sizeof text - 1 ? h->value_len : sizeof text - 1;
-            double seconds;
-            memcpy(text, h->value, n);
-            text[n] = 0;
-            seconds = strtod(text, &end);
-            if (end != text && seconds > 0 && seconds < 86400) later->retry->retry_after(later->host->ctx, (uint32_t)(seconds * 1000));
-        }
-    }
-}
-
 /* The host's answer to one request: frees its slot, then answers (and maybe re-sends) its events. */
 static void on_answer(void *user, uint64_t request_id, const ah_http_response *r) {
     upload *u = (upload *)user;
     amp_later *later = u->later;
     (void)request_id;
     pthread_mutex_lock(&later->lock);
-    later->in_flight--;
+    vendor_line_leave(&later->line);
     pthread_mutex_unlock(&later->lock);
     answer_upload(u, r);
     request_done(later);
@@ -169,14 +147,10 @@ static void answer_upload(upload *u, const ah_http_response *r) {
         char *bad = (char *)calloc((size_t)u->count, 1);
         int named = 0;
         /* The whole body: the named indices may lie past the excerpt kept for the reason. */
-        if (bad && r->status_code == 400 && r->body) {
-            char *whole = (char *)malloc(r->body_len + 1);
-            if (whole) {
-                memcpy(whole, r->body, r->body_len);
-                whole[r->body_len] = 0;
-                named = amp_named_in_400(whole, u->count, bad);
-                free(whole);
-            }
+        if (bad && r->status_code == 400) {
+            char *whole = vendor_body_copy(r);
+            if (whole) named = amp_named_in_400(whole, u->count, bad);
+            free(whole);
         }
         if (named > 0) {
             for (i = 0; i < u->count; i++)
@@ -210,9 +184,9 @@ static void answer_upload(upload *u, const ah_http_response *r) {
         free_upload(u);
         return;
     }
-    if (amp_transient_status(r->status_code)) pass_retry_after(later, r);
+    if (vendor_transient_status(r->status_code)) vendor_pass_retry_after(later->host, later->retry, r);
     for (i = 0; i < u->count; i++)
-        answer_item(later, &u->items[i], amp_transient_status(r->status_code) ? AH_ERR_RETRYABLE : AH_ERR_PERMANENT, why);
+        answer_item(later, &u->items[i], vendor_transient_status(r->status_code) ? AH_ERR_RETRYABLE : AH_ERR_PERMANENT, why);
     free_upload(u);
 }
 
@@ -221,14 +195,7 @@ static void start_upload(upload *u) {
     amp_later *later = u->later;
     int now;
     pthread_mutex_lock(&later->lock);
-    now = later->in_flight < later->slots;
-    if (now) later->in_flight++;
-    else {
-        u->next = NULL;
-        if (later->queue_tail) later->queue_tail->next = u;
-        else later->queue_head = u;
-        later->queue_tail = u;
-    }
+    now = vendor_line_enter(&later->line, &u->link);
     pthread_mutex_unlock(&later->lock);
     if (now) send_upload(u);
 }
@@ -240,15 +207,8 @@ static void request_done(amp_later *later) {
     upload *u;
     int held;
     pthread_mutex_lock(&later->lock);
-    u = later->queue_head;
-    if (u && later->in_flight < later->slots) {
-        later->queue_head = u->next;
-        if (!later->queue_head) later->queue_tail = NULL;
-        later->in_flight++;
-    } else {
-        u = NULL;
-    }
-    held = !later->queue_head && later->held_count > 0;
+    u = (upload *)vendor_line_next(&later->line);
+    held = !later->line.head && later->held_count > 0;
     pthread_mutex_unlock(&later->lock);
     if (u) send_upload(u);
     else if (held) upload_held(later);
@@ -260,23 +220,23 @@ static void send_upload(upload *u) {
     static const char content_type[] = "application/json";
     ah_http_header header = {"Content-Type", 12, content_type, sizeof content_type - 1};
     ah_http_request request;
-    amp_buf body = {0};
+    vendor_buf body = {0};
     char err[512];
     int i;
-    amp_buf_str(&body, "{\"api_key\":");
-    amp_buf_json_string(&body, s->api_key, strlen(s->api_key));
-    amp_buf_str(&body, ",\"events\":[");
+    vendor_buf_str(&body, "{\"api_key\":");
+    vendor_buf_json_string(&body, s->api_key, strlen(s->api_key));
+    vendor_buf_str(&body, ",\"events\":[");
     for (i = 0; i < u->count; i++) {
-        if (i) amp_buf_add(&body, ",", 1);
-        amp_buf_add(&body, u->items[i].json, u->items[i].len);
+        if (i) vendor_buf_add(&body, ",", 1);
+        vendor_buf_add(&body, u->items[i].json, u->items[i].len);
     }
-    amp_buf_add(&body, "]", 1);
+    vendor_buf_add(&body, "]", 1);
     if (s->min_id_length > 0) {
         char opt[64];
         snprintf(opt, sizeof opt, ",\"options\":{\"min_id_length\":%d}", s->min_id_length);
-        amp_buf_str(&body, opt);
+        vendor_buf_str(&body, opt);
     }
-    amp_buf_add(&body, "}", 1);
+    vendor_buf_add(&body, "}", 1);
     memset(&request, 0, sizeof request);
     request.size = sizeof request;
     request.method = "POST"; request.method_len = 4;
@@ -287,13 +247,13 @@ static void send_upload(upload *u) {
     err[0] = 0;
     if (body.failed) snprintf(err, sizeof err, "Amplitude: out of memory building a request");
     else if (later->http->start(later->host->ctx, &request, on_answer, u, NULL, err, sizeof err) == AH_OK) {
-        amp_buf_free(&body);
+        vendor_buf_free(&body);
         return;
     }
-    amp_buf_free(&body);
+    vendor_buf_free(&body);
     /* Not started (the host is stopping, or out of memory): every call is answered retryable. */
     pthread_mutex_lock(&later->lock);
-    later->in_flight--;
+    vendor_line_leave(&later->line);
     pthread_mutex_unlock(&later->lock);
     for (i = 0; i < u->count; i++) answer_item(later, &u->items[i], AH_ERR_RETRYABLE, err);
     free_upload(u);
@@ -376,7 +336,7 @@ ah_status amp_later_hold(amp_later *later, const char *events, size_t len, int c
     /* Upload at once when a request slot is free (nothing waits idle, so no timer is needed);
      * else events gather while requests run and go when one finishes (request_done), or at
      * batchSize, or before the host's bound on pending calls would stop the hooks. */
-    ready = later->in_flight < later->slots || later->held_count >= later->settings->max_events ||
+    ready = later->line.in_flight < later->line.slots || later->held_count >= later->settings->max_events ||
             later->held_calls >= (int)later->fl->max_pending;
     pthread_mutex_unlock(&later->lock);
     if (ready) upload_held(later);
@@ -388,9 +348,9 @@ void amp_later_flush(amp_later *later) { upload_held(later); }
 void amp_later_destroy(amp_later *later) {
     int i;
     if (!later) return;
-    while (later->queue_head) {
-        upload *u = later->queue_head;
-        later->queue_head = u->next;
+    for (;;) {
+        upload *u = (upload *)vendor_line_take(&later->line);
+        if (!u) break;
         for (i = 0; i < u->count; i++) {
             call *c = u->items[i].owner;
             if (--c->remaining == 0) free(c);

@@ -17,7 +17,8 @@
  * in memory, and a retried call carries the same insert_id (the messageId), so Amplitude drops
  * the duplicate if the first attempt did arrive.
  *
- * Build: gcc -std=c99 -shared -fPIC -O2 -fvisibility=hidden -I include -o libamplitude.so Plugins/Amplitude/ *.c -lm
+ * Build: gcc -std=c99 -shared -fPIC -O2 -fvisibility=hidden -I include -o libamplitude.so
+ *        Plugins/Amplitude/ *.c Plugins/VendorSupport/ *.c -lm -pthread
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -34,96 +35,36 @@ struct ah_instance {
     amp_later *later;          /* NULL: calls are answered synchronously */
 };
 
-static int read_bool(const amp_json *doc, const char *name, int fallback, int *out, char *err, size_t cap) {
-    int node = amp_json_get(doc, 0, name);
-    *out = fallback;
-    if (node < 0 || doc->nodes[node].type == AMP_J_NULL) return 0;
-    if (doc->nodes[node].type != AMP_J_BOOL) { snprintf(err, cap, "Amplitude: \"%s\" must be true or false", name); return -1; }
-    *out = doc->nodes[node].raw[0] == 't';
-    return 0;
-}
-
-static int read_int(const amp_json *doc, const char *name, int fallback, int low, int high, int *out, char *err, size_t cap) {
-    int node = amp_json_get(doc, 0, name);
-    double v;
-    *out = fallback;
-    if (node < 0 || doc->nodes[node].type == AMP_J_NULL) return 0;
-    if (amp_json_number(doc, node, &v) != 0 || v != (double)(int)v || v < low || v > high) {
-        snprintf(err, cap, "Amplitude: \"%s\" must be an integer from %d to %d", name, low, high);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
-static int read_string(const amp_json *doc, const char *name, char *buf, size_t buf_cap, char *err, size_t cap) {
-    int node = amp_json_get(doc, 0, name);
-    buf[0] = 0;
-    if (node < 0 || doc->nodes[node].type == AMP_J_NULL) return 0;
-    if (doc->nodes[node].type != AMP_J_STRING || doc->nodes[node].raw_len - 2 >= buf_cap) {
-        snprintf(err, cap, "Amplitude: \"%s\" must be a string of at most %zu bytes", name, buf_cap - 1);
-        return -1;
-    }
-    return amp_json_string(doc, node, buf, buf_cap);
-}
-
-static int read_list(const amp_json *doc, const char *name, char list[][128], int *count, char *err, size_t cap) {
-    int node = amp_json_get(doc, 0, name), c;
-    *count = 0;
-    if (node < 0 || doc->nodes[node].type == AMP_J_NULL) return 0;
-    if (doc->nodes[node].type != AMP_J_ARRAY) {
-        snprintf(err, cap, "Amplitude: \"%s\" must be an array of trait names", name);
-        return -1;
-    }
-    for (c = doc->nodes[node].first_child; c >= 0; c = doc->nodes[c].next) {
-        if (doc->nodes[c].type != AMP_J_STRING || *count == AMP_MAX_TRAIT_LIST || doc->nodes[c].raw_len - 2 >= 128) {
-            snprintf(err, cap, "Amplitude: \"%s\" must hold at most %d trait names of under 128 bytes", name, AMP_MAX_TRAIT_LIST);
-            return -1;
-        }
-        amp_json_string(doc, c, list[(*count)++], 128);
-    }
-    return 0;
-}
-
 int amp_settings_parse(amp_settings *s, const char *text, size_t len, int https_ok, char *err, size_t cap) {
-    amp_json doc;
-    char endpoint[64], host[900];
+    vendor_json doc;
+    vendor_settings_reader r;
+    char endpoint[64], host[900], base[900];
     int timeout_s, rc = -1;
     memset(s, 0, sizeof *s);
-    if (amp_json_parse(&doc, text, len, err, cap) != 0) return -1;
-    if (doc.nodes[0].type != AMP_J_OBJECT) { snprintf(err, cap, "Amplitude: settings must be a JSON object"); goto done; }
-    if (read_string(&doc, "apiKey", s->api_key, sizeof s->api_key, err, cap) != 0) goto done;
+    if (vendor_json_parse(&doc, text, len, AMP_VENDOR, err, cap) != 0) return -1;
+    r.doc = &doc; r.vendor = AMP_VENDOR; r.err = err; r.cap = cap;
+    if (doc.nodes[0].type != VENDOR_J_OBJECT) { snprintf(err, cap, "Amplitude: settings must be a JSON object"); goto done; }
+    if (vendor_setting_string(&r, "apiKey", s->api_key, sizeof s->api_key) != 0) goto done;
     if (!s->api_key[0]) { snprintf(err, cap, "Amplitude: settings need a non-empty \"apiKey\" string (the project's API key)"); goto done; }
-    if (read_string(&doc, "endpoint", endpoint, sizeof endpoint, err, cap) != 0) goto done;
+    if (vendor_setting_string(&r, "endpoint", endpoint, sizeof endpoint) != 0) goto done;
     if (!endpoint[0] || strcmp(endpoint, "north_america") == 0) snprintf(host, sizeof host, "https://api2.amplitude.com");
     else if (strcmp(endpoint, "europe") == 0) snprintf(host, sizeof host, "https://api.eu.amplitude.com");
     else { snprintf(err, cap, "Amplitude: \"endpoint\" must be \"north_america\" or \"europe\", not \"%s\"", endpoint); goto done; }
-    {
-        char base[900];
-        if (read_string(&doc, "apiHost", base, sizeof base, err, cap) != 0) goto done;
-        if (base[0]) {
-            size_t n = strlen(base);
-            while (n > 0 && base[n - 1] == '/') base[--n] = 0;
-            if (strncmp(base, "http://", 7) != 0 && strncmp(base, "https://", 8) != 0) {
-                snprintf(err, cap, "Amplitude: \"apiHost\" must be an http(s) base URL, not \"%s\"", base);
-                goto done;
-            }
-            snprintf(host, sizeof host, "%s", base);
-        }
-    }
+    if (vendor_setting_base_url(&r, "apiHost", base, sizeof base) != 0) goto done;
+    if (base[0]) snprintf(host, sizeof host, "%s", base);
     snprintf(s->url, sizeof s->url, "%s/2/httpapi", host);
-    if (read_bool(&doc, "trackAllPages", 0, &s->track_all_pages, err, cap) != 0) goto done;
-    if (read_bool(&doc, "trackNamedPages", 1, &s->track_named_pages, err, cap) != 0) goto done;
-    if (read_bool(&doc, "trackRevenuePerProduct", 0, &s->track_revenue_per_product, err, cap) != 0) goto done;
-    if (read_list(&doc, "traitsToSetOnce", s->set_once, &s->set_once_count, err, cap) != 0) goto done;
-    if (read_list(&doc, "traitsToIncrement", s->increment, &s->increment_count, err, cap) != 0) goto done;
-    if (read_string(&doc, "groupTypeTrait", s->group_type_trait, sizeof s->group_type_trait, err, cap) != 0) goto done;
-    if (read_string(&doc, "groupValueTrait", s->group_value_trait, sizeof s->group_value_trait, err, cap) != 0) goto done;
-    if (read_int(&doc, "minIdLength", 0, 1, 1000, &s->min_id_length, err, cap) != 0) goto done;
-    if (read_int(&doc, "maxAttempts", 3, 1, 10, &s->max_attempts, err, cap) != 0) goto done;
-    if (read_int(&doc, "timeoutSeconds", 10, 1, 300, &timeout_s, err, cap) != 0) goto done;
+    if (vendor_setting_bool(&r, "trackAllPages", 0, &s->track_all_pages) != 0) goto done;
+    if (vendor_setting_bool(&r, "trackNamedPages", 1, &s->track_named_pages) != 0) goto done;
+    if (vendor_setting_bool(&r, "trackRevenuePerProduct", 0, &s->track_revenue_per_product) != 0) goto done;
+    if (vendor_setting_list(&r, "traitsToSetOnce", s->set_once, &s->set_once_count) != 0) goto done;
+    if (vendor_setting_list(&r, "traitsToIncrement", s->increment, &s->increment_count) != 0) goto done;
+    if (vendor_setting_string(&r, "groupTypeTrait", s->group_type_trait, sizeof s->group_type_trait) != 0) goto done;
+    if (vendor_setting_string(&r, "groupValueTrait", s->group_value_trait, sizeof s->group_value_trait) != 0) goto done;
+    if (vendor_setting_int(&r, "minIdLength", 0, 1, 1000, &s->min_id_length) != 0) goto done;
+    if (vendor_setting_int(&r, "maxAttempts", 3, 1, 10, &s->max_attempts) != 0) goto done;
+    if (vendor_setting_int(&r, "timeoutSeconds", 10, 1, 300, &timeout_s) != 0) goto done;
     /* Amplitude's SDKs send at most 200 events per request; the API takes up to 2,000 and 1 MB. */
-    if (read_int(&doc, "batchSize", 200, 1, 2000, &s->max_events, err, cap) != 0) goto done;
+    if (vendor_setting_int(&r, "batchSize", 200, 1, 2000, &s->max_events) != 0) goto done;
     s->timeout_ms = timeout_s * 1000;
     s->max_bytes = 1000 * 1000;
     if (!https_ok && strncmp(s->url, "https://", 8) == 0) {
@@ -133,7 +74,7 @@ int amp_settings_parse(amp_settings *s, const char *text, size_t len, int https_
     }
     rc = 0;
 done:
-    amp_json_free(&doc);
+    vendor_json_free(&doc);
     return rc;
 }
 
@@ -148,19 +89,19 @@ static void sleep_seconds(void *ctx, double seconds) {
 
 /* Maps one Segment event and delivers what it maps to; the worst outcome is the hook's. */
 static ah_status send_event(ah_instance *self, const char *json, size_t len, char *err, size_t cap) {
-    amp_buf out = {0};
+    vendor_buf out = {0};
     amp_event_ref refs[64];
     int count = 0, i, rc, worst = AMP_DELIVERED, n = 0;
     size_t at = 0;
     rc = amp_map_event(&self->settings, json, len, &out, &count, err, cap);
     if (rc != 0) {
-        amp_buf_free(&out);
+        vendor_buf_free(&out);
         return rc > 0 ? AH_OK : AH_ERR_PERMANENT;
     }
     if (self->later) {
         ah_status status = amp_later_hold(self->later, out.data, out.len, count, err, cap);
         if (status != AMP_NOT_HELD) {
-            amp_buf_free(&out);
+            vendor_buf_free(&out);
             return status;
         }
     }
@@ -173,14 +114,14 @@ static ah_status send_event(ah_instance *self, const char *json, size_t len, cha
     }
     if (count > 64) {
         snprintf(err, cap, "Amplitude: the event maps to %d Amplitude events, more than the 64 one call may send (63 products)", count);
-        amp_buf_free(&out);
+        vendor_buf_free(&out);
         return AH_ERR_PERMANENT;
     }
     amp_deliver(&self->settings, &self->transport, refs, n, sleep_seconds, NULL, err, cap);
     for (i = 0; i < n; i++)
         if (refs[i].outcome == AMP_RETRY_LATER) worst = AMP_RETRY_LATER;
         else if (refs[i].outcome == AMP_REFUSED && worst == AMP_DELIVERED) worst = AMP_REFUSED;
-    amp_buf_free(&out);
+    vendor_buf_free(&out);
     if (worst == AMP_DELIVERED) { if (cap) err[0] = 0; return AH_OK; }
     return worst == AMP_RETRY_LATER ? AH_ERR_RETRYABLE : AH_ERR_PERMANENT;
 }
@@ -214,11 +155,8 @@ static ah_instance *amp_create(const ah_host *host, const char *settings, size_t
     if (!self) { snprintf(err, cap, "Amplitude: out of memory"); return NULL; }
     self->host = host;
     /* The host's HTTP client when it offers one (https, proxies); else plain http:// of our own. */
-    if (AH_HAS_FIELD(host, ah_host, get_extension)) {
-        const ah_host_http_requests *http = (const ah_host_http_requests *)host->get_extension(host->ctx, AH_EXT_HTTP_REQUESTS);
-        if (http && http->size >= sizeof(ah_host_http_requests)) { self->http.table = http; self->http.host_ctx = host->ctx; }
-    }
-    if (self->http.table) { self->transport.post = amp_post_host; self->transport.ctx = &self->http; }
+    self->http.table = (const ah_host_http_requests *)vendor_host_table(host, AH_EXT_HTTP_REQUESTS, sizeof(ah_host_http_requests));
+    if (self->http.table) { self->http.host_ctx = host->ctx; self->transport.post = amp_post_host; self->transport.ctx = &self->http; }
     else { self->transport.post = amp_post_socket; self->transport.ctx = NULL; }
     if (amp_settings_parse(&self->settings, settings, len, self->http.table != NULL, err, cap) != 0) { free(self); return NULL; }
     /* With finish-later and the host's HTTP requests: hold events and upload them in batches. */
@@ -235,17 +173,12 @@ static const ah_hooks amp_hooks = {
     amp_update, amp_destroy, NULL,
 };
 
-/* Events wait in the host's durable queue until their upload was acknowledged (ABI 1.3): with
- * finish-later, a batch held here is never the only copy, so a SIGKILL loses nothing. */
-static const ah_durable amp_durable = { sizeof(ah_durable), 0, 0 };
-
-static const void *amp_get_extension(const char *id) {
-    return strcmp(id, AH_EXT_DURABLE) == 0 ? &amp_durable : NULL;
-}
-
 static const ah_integration amp_integration = {
     sizeof(ah_integration), AH_ABI_VERSION, "Amplitude", AMP_VERSION, AH_LANGUAGE_C, NULL,
-    amp_create, &amp_hooks, amp_get_extension,
+    amp_create, &amp_hooks,
+    /* The host's durable queue: events wait there until their upload was acknowledged, so with
+     * finish-later a batch held here is never the only copy and a SIGKILL loses nothing. */
+    vendor_durable_extension,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -2,12 +2,12 @@
  * Amplitude: the parts of the library shared between its files (not a public header; the ABI
  * header is the only thing the library includes from the host).
  *
- *   amp_json.c      a JSON reader that keeps every value's raw text (numbers past 2^53 and
- *                   non-ASCII strings are copied byte for byte) and a growable output buffer
  *   amp_mapping.c   Segment event -> Amplitude HTTP V2 events
  *   amp_delivery.c  batches to /2/httpapi within limits, retries, splits refused batches
  *   amp_transport.c the one function that POSTs (plain http:// over a socket)
  *   amplitude.c     settings, the instance, the ABI hooks and the entry function
+ * The JSON reader, output buffer, settings readers, timestamps and host lookups it shares with
+ * Mixpanel are in Plugins/VendorSupport (compiled into this library).
  */
 #ifndef AMPLITUDE_INTERNAL_H
 #define AMPLITUDE_INTERNAL_H
@@ -15,64 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "analytics_plugin.h"
+#include "../VendorSupport/vendor_support.h"
 
+#define AMP_VENDOR "Amplitude" /* names the library in every error */
 #define AMP_VERSION "1.0.0"
 #define AMP_LIBRARY "analytics-host"
 
-/* ---- JSON ---------------------------------------------------------------------------------- */
-
-enum amp_jtype { AMP_J_NULL, AMP_J_BOOL, AMP_J_NUMBER, AMP_J_STRING, AMP_J_ARRAY, AMP_J_OBJECT };
-
-/* One value. `raw` spans its whole text (quotes included for strings); `key` (object members
- * only) spans the member name without quotes, escapes as written. Children by index. */
-typedef struct amp_jnode {
-    enum amp_jtype type;
-    const char *raw;
-    size_t raw_len;
-    const char *key;
-    size_t key_len;
-    int first_child; /* -1: none */
-    int next;        /* next sibling, -1: none */
-} amp_jnode;
-
-typedef struct amp_json {
-    amp_jnode *nodes;
-    int count, cap;
-} amp_json;
-
-/* Parses `len` bytes; returns 0, or -1 with a reason in `err`. The text must outlive `doc`. */
-int amp_json_parse(amp_json *doc, const char *text, size_t len, char *err, size_t cap);
-void amp_json_free(amp_json *doc);
-/* The member `name` of object node `obj`, or -1. */
-int amp_json_get(const amp_json *doc, int obj, const char *name);
-/* Follows a dotted path ("context.device.id") from `obj`; -1 when absent. */
-int amp_json_path(const amp_json *doc, int obj, const char *path);
-/* Node of a given type, or -1. */
-int amp_json_typed(const amp_json *doc, int node, enum amp_jtype type);
-/* A string node's contents, unescaped, into `buf` (NUL-terminated, truncated); 0 or -1. */
-int amp_json_string(const amp_json *doc, int node, char *buf, size_t cap);
-/* A number node as a double; 0 or -1. */
-int amp_json_number(const amp_json *doc, int node, double *out);
-/* True for a string node with at least one character. */
-int amp_json_nonempty_string(const amp_json *doc, int node);
-
-/* ---- Output buffer ------------------------------------------------------------------------- */
-
-typedef struct amp_buf {
-    char *data;
-    size_t len, cap;
-    int failed; /* out of memory: every later append is a no-op */
-} amp_buf;
-
-void amp_buf_add(amp_buf *b, const char *bytes, size_t len);
-void amp_buf_str(amp_buf *b, const char *text);
-/* `text` as a JSON string literal (quotes, escapes). */
-void amp_buf_json_string(amp_buf *b, const char *text, size_t len);
-void amp_buf_free(amp_buf *b);
-
 /* ---- Settings ------------------------------------------------------------------------------ */
-
-#define AMP_MAX_TRAIT_LIST 32
 
 typedef struct amp_settings {
     char api_key[256];
@@ -81,9 +30,9 @@ typedef struct amp_settings {
     int track_all_pages;       /* page/screen as "Loaded a Page" / "Loaded a Screen" */
     int track_named_pages;     /* named page/screen as "Viewed NAME Page" / "Viewed NAME Screen" */
     int track_revenue_per_product;
-    char set_once[AMP_MAX_TRAIT_LIST][128];
+    char set_once[VENDOR_MAX_TRAIT_LIST][VENDOR_TRAIT_NAME_CAP];
     int set_once_count;
-    char increment[AMP_MAX_TRAIT_LIST][128];
+    char increment[VENDOR_MAX_TRAIT_LIST][VENDOR_TRAIT_NAME_CAP];
     int increment_count;
     char group_type_trait[128];
     char group_value_trait[128];
@@ -102,11 +51,8 @@ int amp_settings_parse(amp_settings *s, const char *text, size_t len, int https_
  * "page", "group") to `out`, each as a complete JSON object followed by a NUL separator byte
  * counted in `*count`. Returns 0, 1 when the event maps to nothing (alias, an unnamed page with
  * page tracking off), or -1 with the reason Amplitude would refuse it in `err`. */
-int amp_map_event(const amp_settings *s, const char *json, size_t len, amp_buf *out, int *count,
+int amp_map_event(const amp_settings *s, const char *json, size_t len, vendor_buf *out, int *count,
                   char *err, size_t cap);
-
-/* Milliseconds since 1970 from an ISO-8601 timestamp; 0 or -1. */
-int amp_parse_time_ms(const char *text, int64_t *ms);
 
 /* ---- Transport and delivery ---------------------------------------------------------------- */
 
@@ -154,8 +100,6 @@ int amp_deliver(const amp_settings *s, const amp_transport *transport, amp_event
  * (events_with_invalid_fields, events_with_missing_fields, events_with_invalid_id_lengths,
  * silenced_events); returns how many. */
 int amp_named_in_400(const char *body, int n, char *bad);
-/* 408, 429 and 5xx but 501/505: worth another try. */
-int amp_transient_status(int status);
 
 /* ---- Finish later (ABI 1.3) ---------------------------------------------------------------- */
 

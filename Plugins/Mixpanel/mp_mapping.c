@@ -28,9 +28,9 @@
 
 typedef struct mapper {
     const mp_settings *s;
-    const mp_json *doc;
+    const vendor_json *doc;
     int root, context, properties;
-    mp_buf *out;
+    vendor_buf *out;
     int *count;
     char message_id[256];  /* for reports */
     char insert_id[40];
@@ -40,60 +40,19 @@ typedef struct mapper {
     char iso_time[40];     /* the event's timestamp as given (for $transactions) */
 } mapper;
 
-static void raw(mp_buf *b, const mp_json *doc, int node) { mp_buf_add(b, doc->nodes[node].raw, doc->nodes[node].raw_len); }
-
 /* ,"name":<raw node> when the node exists and is not null. */
 static void field(mapper *m, const char *name, int node) {
-    if (node < 0 || m->doc->nodes[node].type == MP_J_NULL) return;
-    mp_buf_str(m->out, ",\"");
-    mp_buf_str(m->out, name);
-    mp_buf_str(m->out, "\":");
-    raw(m->out, m->doc, node);
+    if (node < 0 || m->doc->nodes[node].type == VENDOR_J_NULL) return;
+    vendor_buf_member(m->out, name, strlen(name));
+    vendor_buf_raw(m->out, m->doc, node);
 }
 
-static void string_field(mp_buf *b, const char *name, const char *value) {
-    mp_buf_str(b, ",\"");
-    mp_buf_str(b, name);
-    mp_buf_str(b, "\":");
-    mp_buf_json_string(b, value, strlen(value));
+static void string_field(vendor_buf *b, const char *name, const char *value) {
+    vendor_buf_member(b, name, strlen(name));
+    vendor_buf_json_string(b, value, strlen(value));
 }
 
-static int ctx(mapper *m, const char *path) { return mp_json_path(m->doc, m->context, path); }
-
-/* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
-static int64_t days_since_epoch(int64_t y, int64_t mo, int64_t d) {
-    int64_t era, yoe, doy, doe;
-    y -= mo <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = y - era * 400;
-    doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-int mp_parse_time_ms(const char *t, int64_t *ms) {
-    int y, mo, d, h, mi, s, n = 0;
-    int64_t frac = 0, scale = 1000, offset = 0;
-    const char *p;
-    if (sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &n) != 6 || n != 19) return -1;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return -1;
-    p = t + n;
-    if (*p == '.') {
-        for (p++; *p >= '0' && *p <= '9'; p++)
-            if (scale > 1) { frac = frac * 10 + (*p - '0'); scale /= 10; }
-        frac *= scale;
-    }
-    if (*p == 'Z' || *p == 'z') p++;
-    else if (*p == '+' || *p == '-') {
-        int oh, om;
-        if (sscanf(p + 1, "%2d:%2d", &oh, &om) != 2) return -1;
-        offset = (int64_t)(oh * 60 + om) * 60 * (*p == '+' ? 1 : -1);
-        p += 6;
-    } else return -1;
-    if (*p) return -1;
-    *ms = ((days_since_epoch(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) - offset) * 1000 + frac;
-    return 0;
-}
+static int ctx(mapper *m, const char *path) { return vendor_json_path(m->doc, m->context, path); }
 
 /* Mixpanel takes an $insert_id of at most 36 letters, digits and '-': a messageId that is one is
  * kept, any other becomes a hash of itself (the same for every attempt, so retries dedupe). */
@@ -118,18 +77,18 @@ static void make_insert_id(const char *message_id, const char *suffix, char out[
 /* Starts a record for `endpoint`: the marker byte, then the object's opening. */
 static void begin(mapper *m, enum mp_endpoint endpoint) {
     char marker = (char)('0' + endpoint);
-    mp_buf_add(m->out, &marker, 1);
-    mp_buf_add(m->out, "{", 1);
+    vendor_buf_add(m->out, &marker, 1);
+    vendor_buf_add(m->out, "{", 1);
 }
 
 static void end(mapper *m) {
-    mp_buf_add(m->out, "}", 1);
-    mp_buf_add(m->out, "", 1); /* the NUL separator */
+    vendor_buf_add(m->out, "}", 1);
+    vendor_buf_add(m->out, "", 1); /* the NUL separator */
     (*m->count)++;
 }
 
 /* True when the event's own properties hold `name` (they win over what the context gives). */
-static int own(mapper *m, const char *name) { return mp_json_get(m->doc, m->properties, name) >= 0; }
+static int own(mapper *m, const char *name) { return vendor_json_get(m->doc, m->properties, name) >= 0; }
 
 static void context_field(mapper *m, const char *name, const char *path) {
     if (!own(m, name)) field(m, name, ctx(m, path));
@@ -141,11 +100,11 @@ static void event_record(mapper *m, const char *name, void (*extra)(mapper *), c
     char id[40], number[32];
     int c, lib = ctx(m, "library.name");
     begin(m, MP_EVENTS);
-    mp_buf_str(m->out, "\"event\":");
-    mp_buf_json_string(m->out, name, strlen(name));
-    mp_buf_str(m->out, ",\"properties\":{\"time\":");
+    vendor_buf_str(m->out, "\"event\":");
+    vendor_buf_json_string(m->out, name, strlen(name));
+    vendor_buf_str(m->out, ",\"properties\":{\"time\":");
     snprintf(number, sizeof number, "%lld", (long long)m->time_ms);
-    mp_buf_str(m->out, number);
+    vendor_buf_str(m->out, number);
     string_field(m->out, "distinct_id", m->distinct_id);
     make_insert_id(m->insert_id, id_suffix, id);
     string_field(m->out, "$insert_id", id);
@@ -182,9 +141,9 @@ static void event_record(mapper *m, const char *name, void (*extra)(mapper *), c
     context_field(m, "utm_medium", "campaign.medium");
     context_field(m, "utm_term", "campaign.term");
     context_field(m, "utm_content", "campaign.content");
-    if (!own(m, "mp_lib") && mp_json_nonempty_string(m->doc, lib)) {
+    if (!own(m, "mp_lib") && vendor_json_nonempty_string(m->doc, lib)) {
         char text[200], label[220];
-        mp_json_string(m->doc, lib, text, sizeof text);
+        vendor_json_string(m->doc, lib, text, sizeof text);
         snprintf(label, sizeof label, "Segment: %s", text);
         string_field(m->out, "mp_lib", label);
     }
@@ -193,17 +152,15 @@ static void event_record(mapper *m, const char *name, void (*extra)(mapper *), c
     /* The event's own properties, as they came (numbers and strings byte for byte), except the
      * members this record sets itself. */
     for (c = m->properties >= 0 ? m->doc->nodes[m->properties].first_child : -1; c >= 0; c = m->doc->nodes[c].next) {
-        const mp_jnode *k = &m->doc->nodes[c];
+        const vendor_jnode *k = &m->doc->nodes[c];
         if ((k->key_len == 4 && memcmp(k->key, "time", 4) == 0) || (k->key_len == 11 && memcmp(k->key, "distinct_id", 11) == 0) ||
             (k->key_len == 10 && memcmp(k->key, "$insert_id", 10) == 0) || (k->key_len == 5 && memcmp(k->key, "token", 5) == 0) ||
             (k->key_len == 8 && memcmp(k->key, "$user_id", 8) == 0) || (k->key_len == 10 && memcmp(k->key, "$device_id", 10) == 0))
             continue;
-        mp_buf_str(m->out, ",\"");
-        mp_buf_add(m->out, k->key, k->key_len);
-        mp_buf_str(m->out, "\":");
-        raw(m->out, m->doc, c);
+        vendor_buf_member(m->out, k->key, k->key_len);
+        vendor_buf_raw(m->out, m->doc, c);
     }
-    mp_buf_str(m->out, "}");
+    vendor_buf_str(m->out, "}");
     end(m);
 }
 
@@ -211,19 +168,12 @@ static void event_record(mapper *m, const char *name, void (*extra)(mapper *), c
 static void profile_begin(mapper *m) {
     char number[32];
     begin(m, MP_ENGAGE);
-    mp_buf_str(m->out, "\"$token\":");
-    mp_buf_json_string(m->out, m->s->token, strlen(m->s->token));
+    vendor_buf_str(m->out, "\"$token\":");
+    vendor_buf_json_string(m->out, m->s->token, strlen(m->s->token));
     string_field(m->out, "$distinct_id", m->distinct_id);
     snprintf(number, sizeof number, ",\"$time\":%lld", (long long)m->time_ms);
-    mp_buf_str(m->out, number);
+    vendor_buf_str(m->out, number);
     field(m, "$ip", ctx(m, "ip"));
-}
-
-static int listed(const char list[][128], int n, const char *key, size_t len) {
-    int i;
-    for (i = 0; i < n; i++)
-        if (strlen(list[i]) == len && memcmp(list[i], key, len) == 0) return 1;
-    return 0;
 }
 
 /* Segment's special traits under Mixpanel's reserved profile property names. */
@@ -243,21 +193,21 @@ static const char *renamed(const char *key, size_t len) {
 static int trait_object(mapper *m, int traits, const char *op, int once) {
     int c, n = 0;
     for (c = m->doc->nodes[traits].first_child; c >= 0; c = m->doc->nodes[c].next) {
-        const mp_jnode *k = &m->doc->nodes[c];
+        const vendor_jnode *k = &m->doc->nodes[c];
         const char *name;
-        int is_once = listed(m->s->set_once, m->s->set_once_count, k->key, k->key_len);
+        int is_once = vendor_listed(m->s->set_once, m->s->set_once_count, k->key, k->key_len);
         if (is_once != once) continue;
-        if (!once && !m->s->set_all_traits && !listed(m->s->people_properties, m->s->people_properties_count, k->key, k->key_len)) continue;
-        if (!n) { mp_buf_str(m->out, ",\""); mp_buf_str(m->out, op); mp_buf_str(m->out, "\":{\""); }
-        else mp_buf_str(m->out, ",\"");
+        if (!once && !m->s->set_all_traits && !vendor_listed(m->s->people_properties, m->s->people_properties_count, k->key, k->key_len)) continue;
+        if (!n) { vendor_buf_str(m->out, ",\""); vendor_buf_str(m->out, op); vendor_buf_str(m->out, "\":{\""); }
+        else vendor_buf_str(m->out, ",\"");
         name = renamed(k->key, k->key_len);
-        if (name) mp_buf_str(m->out, name);
-        else mp_buf_add(m->out, k->key, k->key_len);
-        mp_buf_str(m->out, "\":");
-        raw(m->out, m->doc, c);
+        if (name) vendor_buf_str(m->out, name);
+        else vendor_buf_add(m->out, k->key, k->key_len);
+        vendor_buf_str(m->out, "\":");
+        vendor_buf_raw(m->out, m->doc, c);
         n++;
     }
-    if (n) mp_buf_str(m->out, "}");
+    if (n) vendor_buf_str(m->out, "}");
     return n;
 }
 
@@ -267,7 +217,7 @@ static void identify_extra(mapper *m) {
 }
 
 static int map_identify(mapper *m) {
-    int traits = mp_json_typed(m->doc, mp_json_get(m->doc, m->root, "traits"), MP_J_OBJECT);
+    int traits = vendor_json_typed(m->doc, vendor_json_get(m->doc, m->root, "traits"), VENDOR_J_OBJECT);
     int before = *m->count;
     m->properties = -1;
     if (m->user >= 0 && m->anonymous >= 0) event_record(m, "$identify", identify_extra, "");
@@ -285,44 +235,44 @@ static int map_identify(mapper *m) {
 }
 
 static int map_track(mapper *m, char *err, size_t cap) {
-    int name = mp_json_get(m->doc, m->root, "event");
-    int revenue = mp_json_typed(m->doc, mp_json_get(m->doc, m->properties, "revenue"), MP_J_NUMBER);
+    int name = vendor_json_get(m->doc, m->root, "event");
+    int revenue = vendor_json_typed(m->doc, vendor_json_get(m->doc, m->properties, "revenue"), VENDOR_J_NUMBER);
     char text[1024];
-    if (!mp_json_nonempty_string(m->doc, name)) {
+    if (!vendor_json_nonempty_string(m->doc, name)) {
         snprintf(err, cap, "Mixpanel: the track event %s has no event name", m->message_id);
         return -1;
     }
-    mp_json_string(m->doc, name, text, sizeof text);
+    vendor_json_string(m->doc, name, text, sizeof text);
     event_record(m, text, NULL, "");
     if (m->s->people && revenue >= 0) {
         profile_begin(m);
-        mp_buf_str(m->out, ",\"$append\":{\"$transactions\":{\"$amount\":");
-        raw(m->out, m->doc, revenue);
+        vendor_buf_str(m->out, ",\"$append\":{\"$transactions\":{\"$amount\":");
+        vendor_buf_raw(m->out, m->doc, revenue);
         if (m->iso_time[0]) string_field(m->out, "$time", m->iso_time);
-        field(m, "$order_id", mp_json_get(m->doc, m->properties, "order_id"));
-        mp_buf_str(m->out, "}}");
+        field(m, "$order_id", vendor_json_get(m->doc, m->properties, "order_id"));
+        vendor_buf_str(m->out, "}}");
         end(m);
     }
     return 0;
 }
 
 static void page_extra(mapper *m) {
-    int name = mp_json_get(m->doc, m->root, "name"), category = mp_json_get(m->doc, m->root, "category");
+    int name = vendor_json_get(m->doc, m->root, "name"), category = vendor_json_get(m->doc, m->root, "category");
     if (!own(m, "name")) field(m, "name", name);
     if (!own(m, "category")) field(m, "category", category);
-    if (!own(m, "$current_url")) field(m, "$current_url", mp_json_typed(m->doc, mp_json_get(m->doc, m->properties, "url"), MP_J_STRING));
+    if (!own(m, "$current_url")) field(m, "$current_url", vendor_json_typed(m->doc, vendor_json_get(m->doc, m->properties, "url"), VENDOR_J_STRING));
 }
 
 static int map_page(mapper *m, int screen) {
-    int name = mp_json_get(m->doc, m->root, "name"), category = mp_json_get(m->doc, m->root, "category");
+    int name = vendor_json_get(m->doc, m->root, "name"), category = vendor_json_get(m->doc, m->root, "category");
     char text[600], event[700];
     const char *kind = screen ? "Screen" : "Page";
     if (m->s->consolidated_page_calls) snprintf(event, sizeof event, "Loaded a %s", kind);
-    else if (m->s->track_named_pages && mp_json_nonempty_string(m->doc, name)) {
-        mp_json_string(m->doc, name, text, sizeof text);
+    else if (m->s->track_named_pages && vendor_json_nonempty_string(m->doc, name)) {
+        vendor_json_string(m->doc, name, text, sizeof text);
         snprintf(event, sizeof event, "Viewed %s %s", text, kind);
-    } else if (!screen && m->s->track_categorized_pages && mp_json_nonempty_string(m->doc, category)) {
-        mp_json_string(m->doc, category, text, sizeof text);
+    } else if (!screen && m->s->track_categorized_pages && vendor_json_nonempty_string(m->doc, category)) {
+        vendor_json_string(m->doc, category, text, sizeof text);
         snprintf(event, sizeof event, "Viewed %s %s", text, kind);
     } else if (m->s->track_all_pages) snprintf(event, sizeof event, "Loaded a %s", kind);
     else return 1;
@@ -331,92 +281,92 @@ static int map_page(mapper *m, int screen) {
 }
 
 static int map_group(mapper *m, char *err, size_t cap) {
-    int traits = mp_json_typed(m->doc, mp_json_get(m->doc, m->root, "traits"), MP_J_OBJECT);
-    int group = mp_json_get(m->doc, m->root, "groupId");
+    int traits = vendor_json_typed(m->doc, vendor_json_get(m->doc, m->root, "traits"), VENDOR_J_OBJECT);
+    int group = vendor_json_get(m->doc, m->root, "groupId");
     char key[128] = "group_id", id[512];
     int i;
-    if (!mp_json_nonempty_string(m->doc, group)) {
+    if (!vendor_json_nonempty_string(m->doc, group)) {
         snprintf(err, cap, "Mixpanel: the group call %s has no groupId", m->message_id);
         return -1;
     }
-    mp_json_string(m->doc, group, id, sizeof id);
+    vendor_json_string(m->doc, group, id, sizeof id);
     /* groupIdentifierTraits: the first listed trait present names the group key, its value the id. */
     for (i = 0; i < m->s->group_traits_count; i++) {
-        int t = mp_json_get(m->doc, traits, m->s->group_traits[i]);
-        if (mp_json_nonempty_string(m->doc, t)) {
+        int t = vendor_json_get(m->doc, traits, m->s->group_traits[i]);
+        if (vendor_json_nonempty_string(m->doc, t)) {
             snprintf(key, sizeof key, "%s", m->s->group_traits[i]);
-            mp_json_string(m->doc, t, id, sizeof id);
+            vendor_json_string(m->doc, t, id, sizeof id);
             break;
         }
     }
     begin(m, MP_GROUPS);
-    mp_buf_str(m->out, "\"$token\":");
-    mp_buf_json_string(m->out, m->s->token, strlen(m->s->token));
+    vendor_buf_str(m->out, "\"$token\":");
+    vendor_buf_json_string(m->out, m->s->token, strlen(m->s->token));
     string_field(m->out, "$group_key", key);
     string_field(m->out, "$group_id", id);
-    mp_buf_str(m->out, ",\"$set\":");
-    if (traits >= 0) raw(m->out, m->doc, traits);
-    else mp_buf_str(m->out, "{}");
+    vendor_buf_str(m->out, ",\"$set\":");
+    if (traits >= 0) vendor_buf_raw(m->out, m->doc, traits);
+    else vendor_buf_str(m->out, "{}");
     end(m);
     if (m->s->people && m->distinct_id[0]) {
         profile_begin(m);
-        mp_buf_str(m->out, ",\"$union\":{");
-        mp_buf_json_string(m->out, key, strlen(key));
-        mp_buf_str(m->out, ":[");
-        mp_buf_json_string(m->out, id, strlen(id));
-        mp_buf_str(m->out, "]}");
+        vendor_buf_str(m->out, ",\"$union\":{");
+        vendor_buf_json_string(m->out, key, strlen(key));
+        vendor_buf_str(m->out, ":[");
+        vendor_buf_json_string(m->out, id, strlen(id));
+        vendor_buf_str(m->out, "]}");
         end(m);
     }
     return 0;
 }
 
 static void merge_extra(mapper *m) {
-    int previous = mp_json_get(m->doc, m->root, "previousId");
-    mp_buf_str(m->out, ",\"$distinct_ids\":[");
-    raw(m->out, m->doc, previous);
-    mp_buf_str(m->out, ",");
-    raw(m->out, m->doc, m->user);
-    mp_buf_str(m->out, "]");
+    int previous = vendor_json_get(m->doc, m->root, "previousId");
+    vendor_buf_str(m->out, ",\"$distinct_ids\":[");
+    vendor_buf_raw(m->out, m->doc, previous);
+    vendor_buf_str(m->out, ",");
+    vendor_buf_raw(m->out, m->doc, m->user);
+    vendor_buf_str(m->out, "]");
 }
 
 static void alias_extra(mapper *m) { field(m, "alias", m->user); }
 
 static int map_alias(mapper *m, char *err, size_t cap) {
-    int previous = mp_json_get(m->doc, m->root, "previousId");
-    if (!mp_json_nonempty_string(m->doc, previous) || m->user < 0) {
+    int previous = vendor_json_get(m->doc, m->root, "previousId");
+    if (!vendor_json_nonempty_string(m->doc, previous) || m->user < 0) {
         snprintf(err, cap, "Mixpanel: the alias call %s needs a previousId and a userId", m->message_id);
         return -1;
     }
     m->properties = -1;
     if (m->s->secret[0]) {
         /* $merge's own distinct_id is ignored by Mixpanel; the pair is in $distinct_ids. */
-        mp_json_string(m->doc, previous, m->distinct_id, sizeof m->distinct_id);
+        vendor_json_string(m->doc, previous, m->distinct_id, sizeof m->distinct_id);
         event_record(m, "$merge", merge_extra, "");
     } else {
-        mp_json_string(m->doc, previous, m->distinct_id, sizeof m->distinct_id);
+        vendor_json_string(m->doc, previous, m->distinct_id, sizeof m->distinct_id);
         event_record(m, "$create_alias", alias_extra, "");
     }
     return 0;
 }
 
-int mp_map_event(const mp_settings *s, const char *json, size_t len, mp_buf *out, int *count,
+int mp_map_event(const mp_settings *s, const char *json, size_t len, vendor_buf *out, int *count,
                  char *message_id, size_t message_id_cap, char *err, size_t cap) {
-    mp_json doc;
+    vendor_json doc;
     mapper m;
     char type[32];
     int rc = -1, id, ts;
     memset(&m, 0, sizeof m);
-    if (mp_json_parse(&doc, json, len, err, cap) != 0) return -1;
+    if (vendor_json_parse(&doc, json, len, MP_VENDOR, err, cap) != 0) return -1;
     m.s = s; m.doc = &doc; m.root = 0; m.out = out; m.count = count;
-    if (doc.nodes[0].type != MP_J_OBJECT || mp_json_string(&doc, mp_json_get(&doc, 0, "type"), type, sizeof type) != 0) {
+    if (doc.nodes[0].type != VENDOR_J_OBJECT || vendor_json_string(&doc, vendor_json_get(&doc, 0, "type"), type, sizeof type) != 0) {
         snprintf(err, cap, "Mixpanel: the event is not a Segment event (an object with a \"type\")");
         goto done;
     }
-    m.context = mp_json_typed(&doc, mp_json_get(&doc, 0, "context"), MP_J_OBJECT);
-    m.properties = mp_json_typed(&doc, mp_json_get(&doc, 0, "properties"), MP_J_OBJECT);
-    id = mp_json_get(&doc, 0, "messageId");
-    if (mp_json_nonempty_string(&doc, id)) {
-        mp_json_string(&doc, id, m.message_id, sizeof m.message_id);
+    m.context = vendor_json_typed(&doc, vendor_json_get(&doc, 0, "context"), VENDOR_J_OBJECT);
+    m.properties = vendor_json_typed(&doc, vendor_json_get(&doc, 0, "properties"), VENDOR_J_OBJECT);
+    id = vendor_json_get(&doc, 0, "messageId");
+    if (vendor_json_nonempty_string(&doc, id)) {
+        vendor_json_string(&doc, id, m.message_id, sizeof m.message_id);
         make_insert_id(m.message_id, "", m.insert_id);
     } else {
         /* No messageId: a hash of the event's text, so that a re-sent copy still dedupes. */
@@ -426,17 +376,17 @@ int mp_map_event(const mp_settings *s, const char *json, size_t len, mp_buf *out
         snprintf(m.message_id, sizeof m.message_id, "without messageId");
     }
     if (message_id_cap) snprintf(message_id, message_id_cap, "%s", m.message_id);
-    m.user = mp_json_nonempty_string(&doc, mp_json_get(&doc, 0, "userId")) ? mp_json_get(&doc, 0, "userId") : -1;
-    m.anonymous = mp_json_nonempty_string(&doc, mp_json_get(&doc, 0, "anonymousId")) ? mp_json_get(&doc, 0, "anonymousId") : -1;
+    m.user = vendor_json_nonempty_string(&doc, vendor_json_get(&doc, 0, "userId")) ? vendor_json_get(&doc, 0, "userId") : -1;
+    m.anonymous = vendor_json_nonempty_string(&doc, vendor_json_get(&doc, 0, "anonymousId")) ? vendor_json_get(&doc, 0, "anonymousId") : -1;
     if (m.user < 0 && m.anonymous < 0 && strcmp(type, "group") != 0) {
         snprintf(err, cap, "Mixpanel: the event %s has neither userId nor anonymousId (Mixpanel needs a distinct_id)", m.message_id);
         goto done;
     }
-    if (m.user >= 0 || m.anonymous >= 0) mp_json_string(&doc, m.user >= 0 ? m.user : m.anonymous, m.distinct_id, sizeof m.distinct_id);
-    ts = mp_json_typed(&doc, mp_json_get(&doc, 0, "timestamp"), MP_J_STRING);
-    if (ts < 0) ts = mp_json_typed(&doc, mp_json_get(&doc, 0, "originalTimestamp"), MP_J_STRING);
-    if (ts >= 0) mp_json_string(&doc, ts, m.iso_time, sizeof m.iso_time);
-    if (!m.iso_time[0] || mp_parse_time_ms(m.iso_time, &m.time_ms) != 0) {
+    if (m.user >= 0 || m.anonymous >= 0) vendor_json_string(&doc, m.user >= 0 ? m.user : m.anonymous, m.distinct_id, sizeof m.distinct_id);
+    ts = vendor_json_typed(&doc, vendor_json_get(&doc, 0, "timestamp"), VENDOR_J_STRING);
+    if (ts < 0) ts = vendor_json_typed(&doc, vendor_json_get(&doc, 0, "originalTimestamp"), VENDOR_J_STRING);
+    if (ts >= 0) vendor_json_string(&doc, ts, m.iso_time, sizeof m.iso_time);
+    if (!m.iso_time[0] || vendor_parse_time_ms(m.iso_time, &m.time_ms) != 0) {
         struct timespec now;
         if (m.iso_time[0]) {
             snprintf(err, cap, "Mixpanel: the event %s has a timestamp that is not ISO-8601: \"%s\"", m.message_id, m.iso_time);
@@ -456,6 +406,6 @@ int mp_map_event(const mp_settings *s, const char *json, size_t len, mp_buf *out
     else { snprintf(err, cap, "Mixpanel: unknown event type \"%s\"", type); rc = -1; }
     if (rc == 0 && out->failed) { snprintf(err, cap, "Mixpanel: out of memory"); rc = -1; }
 done:
-    mp_json_free(&doc);
+    vendor_json_free(&doc);
     return rc;
 }

@@ -46,6 +46,7 @@ typedef struct item {
 /* One request: its records and what it needs from the settings, copied when it is made (a
  * split half is sent from a host thread while `update` may replace the settings). */
 typedef struct batch {
+    vendor_line_link link; /* first: in the line of batches waiting for a request slot */
     mp_upload *up;
     int endpoint;
     char url[1024];
@@ -54,7 +55,6 @@ typedef struct batch {
     int timeout_ms;
     int count;
     item *items;
-    struct batch *next;
 } batch;
 
 struct mp_upload {
@@ -67,16 +67,14 @@ struct mp_upload {
     pthread_cond_t answered;             /* a synchronous call was answered */
     item *held;
     int held_count, held_cap, held_calls;
-    batch *queue_head, *queue_tail;
-    int in_flight, slots;
+    vendor_request_line line;            /* one request at a time: a user's records in order */
 };
 
 mp_upload *mp_upload_create(const ah_host *host, const mp_settings *settings, char *err, size_t cap) {
     mp_upload *up;
-    const ah_host_http_requests *http = NULL;
-    if (AH_HAS_FIELD(host, ah_host, get_extension))
-        http = (const ah_host_http_requests *)host->get_extension(host->ctx, AH_EXT_HTTP_REQUESTS);
-    if (!http || http->size < sizeof *http) {
+    const ah_host_http_requests *http =
+        (const ah_host_http_requests *)vendor_host_table(host, AH_EXT_HTTP_REQUESTS, sizeof(ah_host_http_requests));
+    if (!http) {
         snprintf(err, cap, "Mixpanel: this host offers no HTTP requests (ABI 1.3's %s), which the library sends through", AH_EXT_HTTP_REQUESTS);
         return NULL;
     }
@@ -84,11 +82,9 @@ mp_upload *mp_upload_create(const ah_host *host, const mp_settings *settings, ch
     up->host = host;
     up->http = http;
     up->settings = *settings;
-    up->fl = (const ah_host_finish_later *)host->get_extension(host->ctx, AH_EXT_FINISH_LATER);
-    if (up->fl && up->fl->size < sizeof *up->fl) up->fl = NULL;
-    up->retry = (const ah_host_retry_after *)host->get_extension(host->ctx, AH_EXT_RETRY_AFTER);
-    if (up->retry && up->retry->size < sizeof *up->retry) up->retry = NULL;
-    up->slots = http->max_in_flight >= 1 ? 1 : 0;
+    up->fl = (const ah_host_finish_later *)vendor_host_table(host, AH_EXT_FINISH_LATER, sizeof(ah_host_finish_later));
+    up->retry = (const ah_host_retry_after *)vendor_host_table(host, AH_EXT_RETRY_AFTER, sizeof(ah_host_retry_after));
+    vendor_line_init(&up->line, http);
     pthread_mutex_init(&up->lock, NULL);
     pthread_cond_init(&up->answered, NULL);
     return up;
@@ -132,30 +128,6 @@ static void start_batch(batch *b);
 static void send_batch(batch *b);
 static void request_done(mp_upload *up);
 
-static int transient(int status) {
-    return status == 408 || status == 429 || (status >= 500 && status < 600 && status != 501 && status != 505);
-}
-
-/* Retry-After (seconds, or an HTTP date: then the library waits the host's own backoff) to the host. */
-static void pass_retry_after(mp_upload *up, const ah_http_response *r) {
-    size_t i;
-    if (!up->retry) return;
-    for (i = 0; r->headers && i < r->header_count; i++) {
-        const ah_http_header *h = &r->headers[i];
-        if (h->name_len == 11 && h->name && memcmp(h->name, "retry-after", 11) == 0 && h->value) {
-            char text[32];
-            double seconds;
-            size_t n = h->value_len < sizeof text - 1 ? h->value_len : sizeof text - 1;
-            char *end;
-            memcpy(text, h->value, n);
-            text[n] = 0;
-            seconds = strtod(text, &end);
-            if (end != text && seconds > 0 && seconds < 86400)
-                up->retry->retry_after(up->host->ctx, (uint32_t)(seconds * 1000));
-        }
-    }
-}
-
 /* Splits `b` in halves, each sent on its own; false when out of memory. */
 static int split(batch *b) {
     int half = b->count / 2;
@@ -166,21 +138,11 @@ static int split(batch *b) {
     memcpy(items, b->items + half, (size_t)(b->count - half) * sizeof(item));
     second->items = items;
     second->count = b->count - half;
-    second->next = NULL;
+    second->link.next = NULL;
     b->count = half;
     start_batch(b);
     start_batch(second);
     return 1;
-}
-
-/* The whole body as a NUL-terminated copy (NULL when there is none or no memory). */
-static char *body_copy(const ah_http_response *r) {
-    char *text;
-    if (!r->body || !r->body_len) return NULL;
-    if (!(text = (char *)malloc(r->body_len + 1))) return NULL;
-    memcpy(text, r->body, r->body_len);
-    text[r->body_len] = 0;
-    return text;
 }
 
 /* A 2xx from /track, /engage or /groups with verbose=1 says {"status":1} or {"status":0,"error"}. */
@@ -191,7 +153,7 @@ static int verbose_refusal(const char *body) {
 static void answer_batch(batch *b, const ah_http_response *r) {
     mp_upload *up = b->up;
     char why[1800], excerpt[400];
-    char *whole = body_copy(r);
+    char *whole = vendor_body_copy(r);
     int i, refused_whole;
     snprintf(excerpt, sizeof excerpt, "%s", whole ? whole : "");
     if (r->outcome != AH_OK) {
@@ -235,9 +197,9 @@ static void answer_batch(batch *b, const ah_http_response *r) {
         }
         goto done;
     }
-    if (transient(r->status_code)) pass_retry_after(up, r);
+    if (vendor_transient_status(r->status_code)) vendor_pass_retry_after(up->host, up->retry, r);
     for (i = 0; i < b->count; i++)
-        answer_item(up, &b->items[i], transient(r->status_code) ? AH_ERR_RETRYABLE : AH_ERR_PERMANENT, why);
+        answer_item(up, &b->items[i], vendor_transient_status(r->status_code) ? AH_ERR_RETRYABLE : AH_ERR_PERMANENT, why);
 done:
     free(whole);
     free_batch(b);
@@ -249,7 +211,7 @@ static void on_answer(void *user, uint64_t request_id, const ah_http_response *r
     mp_upload *up = b->up;
     (void)request_id;
     pthread_mutex_lock(&up->lock);
-    up->in_flight--;
+    vendor_line_leave(&up->line);
     pthread_mutex_unlock(&up->lock);
     answer_batch(b, r);
     request_done(up);
@@ -260,14 +222,7 @@ static void start_batch(batch *b) {
     mp_upload *up = b->up;
     int now;
     pthread_mutex_lock(&up->lock);
-    now = up->in_flight < up->slots;
-    if (now) up->in_flight++;
-    else {
-        b->next = NULL;
-        if (up->queue_tail) up->queue_tail->next = b;
-        else up->queue_head = b;
-        up->queue_tail = b;
-    }
+    now = vendor_line_enter(&up->line, &b->link);
     pthread_mutex_unlock(&up->lock);
     if (now) send_batch(b);
 }
@@ -279,15 +234,8 @@ static void request_done(mp_upload *up) {
     batch *b;
     int held;
     pthread_mutex_lock(&up->lock);
-    b = up->queue_head;
-    if (b && up->in_flight < up->slots) {
-        up->queue_head = b->next;
-        if (!up->queue_head) up->queue_tail = NULL;
-        up->in_flight++;
-    } else {
-        b = NULL;
-    }
-    held = !up->queue_head && up->held_count > 0;
+    b = (batch *)vendor_line_next(&up->line);
+    held = !up->line.head && up->held_count > 0;
     pthread_mutex_unlock(&up->lock);
     if (b) send_batch(b);
     else if (held) upload_held(up);
@@ -298,16 +246,16 @@ static void send_batch(batch *b) {
     static const char content_type[] = "application/json";
     ah_http_header headers[2];
     ah_http_request request;
-    mp_buf body = {0};
+    vendor_buf body = {0};
     char err[512];
     size_t header_count = 1;
     int i;
-    mp_buf_add(&body, "[", 1);
+    vendor_buf_add(&body, "[", 1);
     for (i = 0; i < b->count; i++) {
-        if (i) mp_buf_add(&body, ",", 1);
-        mp_buf_add(&body, b->items[i].json, b->items[i].len);
+        if (i) vendor_buf_add(&body, ",", 1);
+        vendor_buf_add(&body, b->items[i].json, b->items[i].len);
     }
-    mp_buf_add(&body, "]", 1);
+    vendor_buf_add(&body, "]", 1);
     headers[0].name = "Content-Type"; headers[0].name_len = 12;
     headers[0].value = content_type; headers[0].value_len = sizeof content_type - 1;
     if (b->authorization[0]) {
@@ -326,13 +274,13 @@ static void send_batch(batch *b) {
     err[0] = 0;
     if (body.failed) snprintf(err, sizeof err, "Mixpanel: out of memory building a request");
     else if (up->http->start(up->host->ctx, &request, on_answer, b, NULL, err, sizeof err) == AH_OK) {
-        mp_buf_free(&body);
+        vendor_buf_free(&body);
         return;
     }
-    mp_buf_free(&body);
+    vendor_buf_free(&body);
     /* Not started (the host is stopping, or out of memory): every call is answered retryable. */
     pthread_mutex_lock(&up->lock);
-    up->in_flight--;
+    vendor_line_leave(&up->line);
     pthread_mutex_unlock(&up->lock);
     for (i = 0; i < b->count; i++) answer_item(up, &b->items[i], AH_ERR_RETRYABLE, err);
     free_batch(b);
@@ -435,7 +383,7 @@ ah_status mp_upload_call(mp_upload *up, const char *records, size_t len, int cou
     /* Send at once when a request slot is free (nothing waits idle, so no timer is needed);
      * else records gather while requests run and go when one finishes, at batchSize, or before
      * the host's bound on pending calls would stop the hooks. A synchronous call goes now. */
-    ready = !token || up->in_flight < up->slots || up->held_count >= up->settings.max_events ||
+    ready = !token || up->line.in_flight < up->line.slots || up->held_count >= up->settings.max_events ||
             (up->fl && up->held_calls >= (int)up->fl->max_pending);
     pthread_mutex_unlock(&up->lock);
     if (ready) upload_held(up);
@@ -476,9 +424,9 @@ void mp_upload_settings(mp_upload *up, const mp_settings *settings) {
 void mp_upload_destroy(mp_upload *up) {
     int i;
     if (!up) return;
-    while (up->queue_head) {
-        batch *b = up->queue_head;
-        up->queue_head = b->next;
+    for (;;) {
+        batch *b = (batch *)vendor_line_take(&up->line);
+        if (!b) break;
         for (i = 0; i < b->count; i++) {
             call *c = b->items[i].owner;
             if (--c->remaining == 0) free(c);
@@ -498,18 +446,18 @@ void mp_upload_destroy(mp_upload *up) {
 
 /* {"code":400,"failed_records":[{"index":3,"$insert_id":"…","field":"…","message":"…"}, …]} */
 int mp_failed_records(const char *body, size_t len, int n, char *bad) {
-    mp_json doc;
+    vendor_json doc;
     char ignored[64];
     int found = 0, list, r;
-    if (mp_json_parse(&doc, body, len, ignored, sizeof ignored) != 0) return 0;
-    list = mp_json_typed(&doc, mp_json_get(&doc, 0, "failed_records"), MP_J_ARRAY);
+    if (vendor_json_parse(&doc, body, len, MP_VENDOR, ignored, sizeof ignored) != 0) return 0;
+    list = vendor_json_typed(&doc, vendor_json_get(&doc, 0, "failed_records"), VENDOR_J_ARRAY);
     for (r = list >= 0 ? doc.nodes[list].first_child : -1; r >= 0; r = doc.nodes[r].next) {
         double v;
-        if (mp_json_number(&doc, mp_json_get(&doc, r, "index"), &v) == 0 && v >= 0 && v < n && !bad[(int)v]) {
+        if (vendor_json_number(&doc, vendor_json_get(&doc, r, "index"), &v) == 0 && v >= 0 && v < n && !bad[(int)v]) {
             bad[(int)v] = 1;
             found++;
         }
     }
-    mp_json_free(&doc);
+    vendor_json_free(&doc);
     return found;
 }

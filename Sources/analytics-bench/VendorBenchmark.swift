@@ -26,10 +26,10 @@ struct BenchVendor {
     var keepAlive: AnyObject
 }
 
-/// Builds a C vendor library from Plugins/<folder> into `dir` (nil with the reason on failure).
+/// Builds a C vendor library from Plugins/<folder> and the Plugins/VendorSupport it compiles in,
+/// into `dir` (nil on failure).
 func buildVendorLibrary(_ folder: String, into dir: String, output: String) -> String? {
-    let sources = ((try? FileManager.default.contentsOfDirectory(atPath: "Plugins/\(folder)")) ?? [])
-        .filter { $0.hasSuffix(".c") }.sorted().map { "Plugins/\(folder)/\($0)" }
+    let sources = FixtureBuilder.vendorSources(folder)
     let gcc = Process()
     gcc.executableURL = URL(fileURLWithPath: "/usr/bin/gcc")
     gcc.arguments = ["-std=c99", "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-I", "include", "-o", "\(dir)/\(output)"] + sources + ["-lm", "-pthread"]

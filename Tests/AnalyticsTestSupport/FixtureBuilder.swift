@@ -34,6 +34,16 @@ public enum FixtureBuilder {
         try sharedObject(source: source, in: directory, as: name, flags: [])
     }
 
+    /// The C files of a vendor library (`Plugins/<folder>`) followed by those of
+    /// `Plugins/VendorSupport`, which every vendor library compiles in: a build that lists only the
+    /// vendor's folder would not link.
+    public static func vendorSources(_ folder: String) -> [String] {
+        ["Plugins/" + folder, "Plugins/VendorSupport"].flatMap { dir in
+            ((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + dir)) ?? [])
+                .filter { $0.hasSuffix(".c") }.sorted().map { root + "/" + dir + "/" + $0 }
+        }
+    }
+
     public static func sharedObject(source: String, in directory: String, as name: String, flags: [String]) throws -> String {
         let output = directory + "/" + name
         try run("/usr/bin/gcc", ["-std=c99", "-shared", "-fPIC", "-O2", "-I", root + "/include"] + flags

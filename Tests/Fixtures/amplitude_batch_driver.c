@@ -20,7 +20,7 @@ static void record_wait(void *ctx, double seconds) {
 int main(int argc, char **argv) {
     amp_settings settings;
     amp_transport socket_transport = {amp_post_socket, NULL};
-    amp_buf out = {0};
+    vendor_buf out = {0};
     amp_event_ref *refs;
     char err[4096], line[1 << 16];
     int count = 0, i, requests;
@@ -54,6 +54,6 @@ int main(int argc, char **argv) {
     printf("\n");
     if (err[0]) printf("problem %s\n", err);
     free(refs);
-    amp_buf_free(&out);
+    vendor_buf_free(&out);
     return 0;
 }

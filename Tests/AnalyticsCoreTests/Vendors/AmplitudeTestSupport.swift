@@ -3,14 +3,10 @@ import AnalyticsTestSupport
 import Foundation
 import Testing
 
-/// Builds the Amplitude library (and the driver of its batch path) from Plugins/Amplitude with
-/// the flags of `make plugins`, into a test's temporary directory.
+/// Builds the Amplitude library (and the driver of its batch path) from Plugins/Amplitude and
+/// Plugins/VendorSupport with the flags of `make plugins`, into a test's temporary directory.
 enum AmplitudeBuild {
-    static var sources: [String] {
-        let dir = FixtureBuilder.root + "/Plugins/Amplitude"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
-        return names.filter { $0.hasSuffix(".c") }.sorted().map { dir + "/" + $0 }
-    }
+    static var sources: [String] { FixtureBuilder.vendorSources("Amplitude") }
 
     static let flags = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Wmissing-prototypes", "-Werror", "-I", FixtureBuilder.root + "/include"]
 

@@ -3,14 +3,10 @@ import AnalyticsTestSupport
 import Foundation
 import Testing
 
-/// Builds the Mixpanel library from Plugins/Mixpanel with the flags of `make plugins`, once per
-/// test process, and makes instances of it talking to a `MixpanelFake`.
+/// Builds the Mixpanel library from Plugins/Mixpanel and Plugins/VendorSupport with the flags of
+/// `make plugins`, once per test process, and makes instances of it talking to a `MixpanelFake`.
 enum MixpanelBuild {
-    static var sources: [String] {
-        let dir = FixtureBuilder.root + "/Plugins/Mixpanel"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
-        return names.filter { $0.hasSuffix(".c") }.sorted().map { dir + "/" + $0 }
-    }
+    static var sources: [String] { FixtureBuilder.vendorSources("Mixpanel") }
 
     static func library() throws -> String { try built.get() }
 

@@ -1,23 +1,27 @@
-/* A small JSON reader for the Mixpanel library: it builds an index of nodes over the caller's
- * text without copying it, so values are forwarded exactly as they arrived (numbers keep all
- * their digits, strings their bytes and escapes). Depth and size are bounded by the host (events
- * are valid JSON before they reach a hook); the reader still checks everything it walks. */
+/* The JSON reader both vendor libraries read events, settings and vendor answers with. It builds
+ * an index of nodes over the caller's text without copying it, so values are forwarded exactly
+ * as they arrived (numbers keep all their digits, strings their bytes and escapes). Depth and
+ * size are bounded by the host (events are valid JSON before they reach a hook); the reader still
+ * checks everything it walks.
+ * Threads and lifetime: no state beyond the document, which belongs to its caller; the text must
+ * outlive the document, and vendor_json_free releases it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "mixpanel.h"
+#include "vendor_support.h"
 
-#define MP_JSON_MAX_DEPTH 128
+#define VENDOR_JSON_MAX_DEPTH 128
 
 typedef struct reader {
-    mp_json *doc;
+    vendor_json *doc;
     const char *p, *end;
+    const char *vendor; /* names the library in errors */
     char *err;
     size_t cap;
 } reader;
 
 static int fail(reader *r, const char *what) {
-    snprintf(r->err, r->cap, "Mixpanel: invalid JSON: %s", what);
+    snprintf(r->err, r->cap, "%s: invalid JSON: %s", r->vendor, what);
     return -1;
 }
 
@@ -25,11 +29,11 @@ static void skip_space(reader *r) {
     while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r')) r->p++;
 }
 
-static int new_node(reader *r, enum mp_jtype type) {
-    mp_json *d = r->doc;
+static int new_node(reader *r, enum vendor_jtype type) {
+    vendor_json *d = r->doc;
     if (d->count == d->cap) {
         int cap = d->cap ? d->cap * 2 : 64;
-        mp_jnode *nodes = (mp_jnode *)realloc(d->nodes, (size_t)cap * sizeof *nodes);
+        vendor_jnode *nodes = (vendor_jnode *)realloc(d->nodes, (size_t)cap * sizeof *nodes);
         if (!nodes) return -1;
         d->nodes = nodes;
         d->cap = cap;
@@ -97,31 +101,31 @@ static int parse_container(reader *r, int node, int depth, int object) {
 
 static int parse_value(reader *r, int depth) {
     int node;
-    if (depth > MP_JSON_MAX_DEPTH) return fail(r, "nesting too deep");
+    if (depth > VENDOR_JSON_MAX_DEPTH) return fail(r, "nesting too deep");
     skip_space(r);
     if (r->p >= r->end) return fail(r, "unexpected end");
     switch (*r->p) {
     case '{': case '[': {
         int object = *r->p == '{';
-        if ((node = new_node(r, object ? MP_J_OBJECT : MP_J_ARRAY)) < 0) return fail(r, "out of memory");
+        if ((node = new_node(r, object ? VENDOR_J_OBJECT : VENDOR_J_ARRAY)) < 0) return fail(r, "out of memory");
         if (parse_container(r, node, depth, object) != 0) return -1;
         break;
     }
     case '"':
-        if ((node = new_node(r, MP_J_STRING)) < 0) return fail(r, "out of memory");
+        if ((node = new_node(r, VENDOR_J_STRING)) < 0) return fail(r, "out of memory");
         if (skip_string(r) != 0) return -1;
         break;
     case 't': case 'f': case 'n': {
         const char *word = *r->p == 't' ? "true" : *r->p == 'f' ? "false" : "null";
         size_t n = strlen(word);
         if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0) return fail(r, "unknown literal");
-        if ((node = new_node(r, *r->p == 'n' ? MP_J_NULL : MP_J_BOOL)) < 0) return fail(r, "out of memory");
+        if ((node = new_node(r, *r->p == 'n' ? VENDOR_J_NULL : VENDOR_J_BOOL)) < 0) return fail(r, "out of memory");
         r->p += n;
         break;
     }
     default:
         if (*r->p != '-' && (*r->p < '0' || *r->p > '9')) return fail(r, "unexpected character");
-        if ((node = new_node(r, MP_J_NUMBER)) < 0) return fail(r, "out of memory");
+        if ((node = new_node(r, VENDOR_J_NUMBER)) < 0) return fail(r, "out of memory");
         while (r->p < r->end && strchr("+-0123456789.eE", *r->p)) r->p++;
         break;
     }
@@ -129,31 +133,31 @@ static int parse_value(reader *r, int depth) {
     return node;
 }
 
-int mp_json_parse(mp_json *doc, const char *text, size_t len, char *err, size_t cap) {
+int vendor_json_parse(vendor_json *doc, const char *text, size_t len, const char *vendor, char *err, size_t cap) {
     reader r;
     memset(doc, 0, sizeof *doc);
-    r.doc = doc; r.p = text; r.end = text + len; r.err = err; r.cap = cap;
-    if (parse_value(&r, 0) != 0) { mp_json_free(doc); return -1; }
+    r.doc = doc; r.p = text; r.end = text + len; r.vendor = vendor; r.err = err; r.cap = cap;
+    if (parse_value(&r, 0) != 0) { vendor_json_free(doc); return -1; }
     skip_space(&r);
-    if (r.p != r.end) { fail(&r, "text after the value"); mp_json_free(doc); return -1; }
+    if (r.p != r.end) { fail(&r, "text after the value"); vendor_json_free(doc); return -1; }
     return 0;
 }
 
-void mp_json_free(mp_json *doc) {
+void vendor_json_free(vendor_json *doc) {
     free(doc->nodes);
     memset(doc, 0, sizeof *doc);
 }
 
-int mp_json_get(const mp_json *doc, int obj, const char *name) {
+int vendor_json_get(const vendor_json *doc, int obj, const char *name) {
     size_t n = strlen(name);
     int c;
-    if (obj < 0 || doc->nodes[obj].type != MP_J_OBJECT) return -1;
+    if (obj < 0 || doc->nodes[obj].type != VENDOR_J_OBJECT) return -1;
     for (c = doc->nodes[obj].first_child; c >= 0; c = doc->nodes[c].next)
         if (doc->nodes[c].key_len == n && memcmp(doc->nodes[c].key, name, n) == 0) return c;
     return -1;
 }
 
-int mp_json_path(const mp_json *doc, int obj, const char *path) {
+int vendor_json_path(const vendor_json *doc, int obj, const char *path) {
     char part[128];
     const char *dot;
     while (obj >= 0 && *path) {
@@ -163,13 +167,13 @@ int mp_json_path(const mp_json *doc, int obj, const char *path) {
         if (n >= sizeof part) return -1;
         memcpy(part, path, n);
         part[n] = 0;
-        obj = mp_json_get(doc, obj, part);
+        obj = vendor_json_get(doc, obj, part);
         path += n + (dot ? 1 : 0);
     }
     return obj;
 }
 
-int mp_json_typed(const mp_json *doc, int node, enum mp_jtype type) {
+int vendor_json_typed(const vendor_json *doc, int node, enum vendor_jtype type) {
     return node >= 0 && doc->nodes[node].type == type ? node : -1;
 }
 
@@ -180,10 +184,10 @@ static int hex_value(char c) {
     return -1;
 }
 
-int mp_json_string(const mp_json *doc, int node, char *buf, size_t cap) {
+int vendor_json_string(const vendor_json *doc, int node, char *buf, size_t cap) {
     const char *p, *end;
     size_t n = 0;
-    if (cap == 0 || node < 0 || doc->nodes[node].type != MP_J_STRING) return -1;
+    if (cap == 0 || node < 0 || doc->nodes[node].type != VENDOR_J_STRING) return -1;
     p = doc->nodes[node].raw + 1;
     end = doc->nodes[node].raw + doc->nodes[node].raw_len - 1;
     while (p < end && n + 4 < cap) {
@@ -229,10 +233,10 @@ int mp_json_string(const mp_json *doc, int node, char *buf, size_t cap) {
     return 0;
 }
 
-int mp_json_number(const mp_json *doc, int node, double *out) {
+int vendor_json_number(const vendor_json *doc, int node, double *out) {
     char text[64];
     size_t n;
-    if (node < 0 || doc->nodes[node].type != MP_J_NUMBER) return -1;
+    if (node < 0 || doc->nodes[node].type != VENDOR_J_NUMBER) return -1;
     n = doc->nodes[node].raw_len;
     if (n >= sizeof text) return -1;
     memcpy(text, doc->nodes[node].raw, n);
@@ -241,48 +245,6 @@ int mp_json_number(const mp_json *doc, int node, double *out) {
     return 0;
 }
 
-int mp_json_nonempty_string(const mp_json *doc, int node) {
-    return node >= 0 && doc->nodes[node].type == MP_J_STRING && doc->nodes[node].raw_len > 2;
-}
-
-/* ---- Output buffer ------------------------------------------------------------------------- */
-
-void mp_buf_add(mp_buf *b, const char *bytes, size_t len) {
-    if (b->failed) return;
-    if (b->len + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        char *data;
-        while (cap < b->len + len + 1) cap *= 2;
-        if (!(data = (char *)realloc(b->data, cap))) { b->failed = 1; return; }
-        b->data = data;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, bytes, len);
-    b->len += len;
-    b->data[b->len] = 0;
-}
-
-void mp_buf_str(mp_buf *b, const char *text) { mp_buf_add(b, text, strlen(text)); }
-
-void mp_buf_json_string(mp_buf *b, const char *text, size_t len) {
-    size_t i, start = 0;
-    mp_buf_add(b, "\"", 1);
-    for (i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)text[i];
-        char esc[8];
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        mp_buf_add(b, text + start, i - start);
-        if (c == '"') mp_buf_add(b, "\\\"", 2);
-        else if (c == '\\') mp_buf_add(b, "\\\\", 2);
-        else if (c == '\n') mp_buf_add(b, "\\n", 2);
-        else { snprintf(esc, sizeof esc, "\\u%04x", c); mp_buf_add(b, esc, 6); }
-        start = i + 1;
-    }
-    mp_buf_add(b, text + start, len - start);
-    mp_buf_add(b, "\"", 1);
-}
-
-void mp_buf_free(mp_buf *b) {
-    free(b->data);
-    memset(b, 0, sizeof *b);
+int vendor_json_nonempty_string(const vendor_json *doc, int node) {
+    return node >= 0 && doc->nodes[node].type == VENDOR_J_STRING && doc->nodes[node].raw_len > 2;
 }
