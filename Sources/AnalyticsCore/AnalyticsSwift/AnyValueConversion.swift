@@ -15,7 +15,7 @@ package enum AnyValueConversion {
     }
 
     /// An object from a dictionary; values without a JSON form are left out and listed.
-    public static func object(_ dictionary: [String: Any], path: String) -> (JSONObject, [Problem]) {
+    package static func object(_ dictionary: [String: Any], path: String) -> (JSONObject, [Problem]) {
         var problems: [Problem] = []
         var object = JSONObject()
         // Sorted: a Swift dictionary has no order, and the same call should give the same text.
@@ -26,7 +26,7 @@ package enum AnyValueConversion {
     }
 
     /// Any value as JSON, or nil (with a problem) when it has none.
-    public static func json(_ value: Any, path: String) -> (JSON?, [Problem]) {
+    package static func json(_ value: Any, path: String) -> (JSON?, [Problem]) {
         var problems: [Problem] = []
         let result = json(value, path: path, problems: &problems)
         return (result, problems)
@@ -34,7 +34,7 @@ package enum AnyValueConversion {
 
     /// An `Encodable` value as JSON, through `JSONEncoder` (dates as ISO-8601 with milliseconds,
     /// like the rest of the payload).
-    public static func json<T: Encodable>(encoding value: T, path: String) -> (JSON?, [Problem]) {
+    package static func json<T: Encodable>(encoding value: T, path: String) -> (JSON?, [Problem]) {
         do {
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .custom { date, encoder in

@@ -1,7 +1,7 @@
 /// Fills in `context` (library, os, device, app, locale, timezone) on every event. The machine's
 /// part is computed once; keys the caller already set win.
 package final class ContextPlugin: Plugin {
-    public let type = PluginType.before
+    package let type = PluginType.before
     let staticContext: JSONObject
 
     init(application: ApplicationInfo?) {
@@ -10,7 +10,7 @@ package final class ContextPlugin: Plugin {
         PreEncodedObject.register(encoded)
     }
 
-    public func execute(_ event: Event) -> Event? {
+    package func execute(_ event: Event) -> Event? {
         var event = event
         if let given = event.payload["context"]?.objectValue, !given.isEmpty {
             var merged = staticContext

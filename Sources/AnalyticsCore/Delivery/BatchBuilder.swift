@@ -3,13 +3,13 @@
 /// and the server's clock-skew correction stays right).
 package struct UploadBatch: Sendable, Equatable {
     /// `{"batch":[` followed by the comma-separated event texts.
-    public let head: [UInt8]
+    package let head: [UInt8]
     /// `],"sentAt":"` … is written by ``body(sentAt:)``; this is the escaped write key part after it.
     let keyTail: [UInt8]
-    public let eventCount: Int
+    package let eventCount: Int
 
     /// The full request body with the given `sentAt` (ISO-8601 with milliseconds, UTC).
-    public func body(sentAt: String = ISOTimestamp.now()) -> [UInt8] {
+    package func body(sentAt: String = ISOTimestamp.now()) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(head.count + keyTail.count + 40)
         out.append(contentsOf: head)
@@ -35,7 +35,7 @@ package struct UploadBatch: Sendable, Equatable {
     }
 
     /// Size of the body: the batch limits apply to this number.
-    public var bodySize: Int { head.count + BatchBuilder.sentAtOpen.count + 24 + keyTail.count }
+    package var bodySize: Int { head.count + BatchBuilder.sentAtOpen.count + 24 + keyTail.count }
 }
 
 /// Builds upload batches by concatenating already-serialized event JSON: events are not parsed
@@ -45,14 +45,14 @@ package struct BatchBuilder: Sendable {
     static let batchOpen: [UInt8] = Array(#"{"batch":["#.utf8)
     static let sentAtOpen: [UInt8] = Array(#"],"sentAt":""#.utf8)
 
-    public let maxBytes: Int
-    public let maxEvents: Int
-    public let maxEventBytes: Int
+    package let maxBytes: Int
+    package let maxEvents: Int
+    package let maxEventBytes: Int
     private let keyTail: [UInt8]
     private var head: [UInt8]
-    public private(set) var count = 0
+    package private(set) var count = 0
 
-    public init(writeKey: String, maxBytes: Int = BatchLimits.maxBatchBytes,
+    package init(writeKey: String, maxBytes: Int = BatchLimits.maxBatchBytes,
                 maxEvents: Int = BatchLimits.maxBatchEvents, maxEventBytes: Int = BatchLimits.maxEventBytes) {
         self.init(writeKey: writeKey, maxBytes: maxBytes, maxEvents: maxEvents, maxEventBytes: maxEventBytes, head: [])
     }
@@ -81,19 +81,19 @@ package struct BatchBuilder: Sendable {
         self.head = head
     }
 
-    public var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
 
     /// Body size if the batch were finished now.
-    public var currentSize: Int { head.count + BatchBuilder.sentAtOpen.count + 24 + keyTail.count }
+    package var currentSize: Int { head.count + BatchBuilder.sentAtOpen.count + 24 + keyTail.count }
 
     /// Would `size` more bytes of event fit in this batch?
-    public func fits(eventSize size: Int) -> Bool {
+    package func fits(eventSize size: Int) -> Bool {
         count < maxEvents && currentSize + (count > 0 ? 1 : 0) + size <= maxBytes
     }
 
     /// Adds one serialized event. Returns false (and adds nothing) when the batch is full: finish
     /// it and add the event to the next one. Throws when the event can never be sent.
-    public mutating func append(_ event: UnsafeRawBufferPointer) throws(BatchEventError) -> Bool {
+    package mutating func append(_ event: UnsafeRawBufferPointer) throws(BatchEventError) -> Bool {
         try BatchLimits.check(event: event, limit: maxEventBytes)
         guard fits(eventSize: event.count) else {
             if count == 0 {
@@ -109,13 +109,13 @@ package struct BatchBuilder: Sendable {
         return true
     }
 
-    public mutating func append(_ event: [UInt8]) throws(BatchEventError) -> Bool {
+    package mutating func append(_ event: [UInt8]) throws(BatchEventError) -> Bool {
         let r = event.withUnsafeBytes { raw in Result { () throws(BatchEventError) in try append(raw) } }
         return try r.get()
     }
 
     /// Closes the batch and starts an empty one.
-    public mutating func finish() -> UploadBatch {
+    package mutating func finish() -> UploadBatch {
         let batch = UploadBatch(head: head, keyTail: keyTail, eventCount: count)
         head = BatchBuilder.batchOpen
         count = 0
@@ -124,7 +124,7 @@ package struct BatchBuilder: Sendable {
 
     /// Splits a list of serialized events into batches. Events that can never be sent are
     /// returned in `rejected` (with their index) and do not stop the others.
-    public static func split(_ events: [[UInt8]], writeKey: String, maxBytes: Int = BatchLimits.maxBatchBytes,
+    package static func split(_ events: [[UInt8]], writeKey: String, maxBytes: Int = BatchLimits.maxBatchBytes,
                              maxEvents: Int = BatchLimits.maxBatchEvents)
         -> (batches: [UploadBatch], rejected: [BatchEventError])
     {

@@ -2,24 +2,24 @@
 /// never make a whole batch fail with 400 or block the queue behind it.
 package enum BatchLimits {
     /// Largest serialized event the API accepts (32 KB).
-    public static let maxEventBytes = 32 * 1024
+    package static let maxEventBytes = 32 * 1024
     /// Largest upload body the SDKs send (the API's hard limit is 500 KB; 475,000 leaves room
     /// for proxies that add to the request).
-    public static let maxBatchBytes = 475_000
+    package static let maxBatchBytes = 475_000
     /// Largest batch request body the tracking API takes (500 KB; it answers 400 past it).
-    public static let apiMaxBatchBytes = 500 * 1024
+    package static let apiMaxBatchBytes = 500 * 1024
     /// Most events in one batch.
-    public static let maxBatchEvents = 2_500
+    package static let maxBatchEvents = 2_500
     /// Most nested objects and arrays in one event, the event object itself counting as one. The
     /// upload refuses deeper events when they are accepted and `analytics-host receive` refuses
     /// them with 400: a batch body wraps each event in two more levels (`{"batch":[…]}`), which
     /// the JSON parser's limit must still hold.
-    public static let maxEventDepth = JSON.maxNestingDepth - 2
+    package static let maxEventDepth = JSON.maxNestingDepth - 2
 
     /// Throws when `event` (already-serialized JSON) cannot go into any batch: over the size limit,
     /// or not a JSON object text at all. Call it when an event is accepted, so that the caller
     /// hears about the problem while it still has the event in hand.
-    public static func check(event: UnsafeRawBufferPointer, limit: Int = maxEventBytes) throws(BatchEventError) {
+    package static func check(event: UnsafeRawBufferPointer, limit: Int = maxEventBytes) throws(BatchEventError) {
         if event.count > limit {
             throw BatchEventError(reason: .tooLarge(size: event.count, limit: limit))
         }
@@ -28,7 +28,7 @@ package enum BatchLimits {
         }
     }
 
-    public static func check(event: [UInt8], limit: Int = maxEventBytes) throws(BatchEventError) {
+    package static func check(event: [UInt8], limit: Int = maxEventBytes) throws(BatchEventError) {
         try event.withUnsafeBytes { raw in Result { () throws(BatchEventError) in try check(event: raw, limit: limit) } }.get()
     }
 }
@@ -39,16 +39,16 @@ package struct BatchEventError: Error, Sendable, Equatable, CustomStringConverti
         case tooLarge(size: Int, limit: Int)
         case notAnObject
     }
-    public var reason: Reason
+    package var reason: Reason
     /// Position of the event in the input, when the error comes from splitting a list.
-    public var index: Int?
+    package var index: Int?
 
-    public init(reason: Reason, index: Int? = nil) {
+    package init(reason: Reason, index: Int? = nil) {
         self.reason = reason
         self.index = index
     }
 
-    public var description: String {
+    package var description: String {
         let which = index.map { "event #\($0)" } ?? "event"
         switch reason {
         case .tooLarge(let size, let limit):

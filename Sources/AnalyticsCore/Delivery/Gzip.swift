@@ -2,13 +2,13 @@ import CZlib
 
 /// Why zlib refused to compress or inflate a buffer.
 package struct GzipError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var operation: String
-    public var code: Int32
-    public var detail: String
-    public var description: String { "gzip \(operation) failed (zlib code \(code)): \(detail)" }
+    package var operation: String
+    package var code: Int32
+    package var detail: String
+    package var description: String { "gzip \(operation) failed (zlib code \(code)): \(detail)" }
 
     /// The stream inflates to more than the limit given (as opposed to being corrupt).
-    public var isOverLimit: Bool { operation == "inflate" && detail.hasPrefix(Self.overLimit) }
+    package var isOverLimit: Bool { operation == "inflate" && detail.hasPrefix(Self.overLimit) }
     static let overLimit = "output exceeds the"
 }
 
@@ -20,10 +20,10 @@ package struct GzipError: Error, Sendable, Equatable, CustomStringConvertible {
 package final class GzipCompressor {
     private var stream = z_stream()
     private var ready = false
-    public let level: Int32
+    package let level: Int32
 
     /// `level` 1 (fastest, the default) … 9 (smallest).
-    public init(level: Int32 = 1) {
+    package init(level: Int32 = 1) {
         self.level = max(1, min(9, level))
     }
 
@@ -38,13 +38,13 @@ package final class GzipCompressor {
     }
 
     /// Compresses `input` into a complete gzip member.
-    public func compress(_ input: UnsafeRawBufferPointer) throws(GzipError) -> [UInt8] {
+    package func compress(_ input: UnsafeRawBufferPointer) throws(GzipError) -> [UInt8] {
         try compress(pieces: [input])
     }
 
     /// Compresses the concatenation of `pieces` into one gzip member, without joining them first
     /// (an upload body is its events plus a per-attempt tail).
-    public func compress(pieces: [UnsafeRawBufferPointer]) throws(GzipError) -> [UInt8] {
+    package func compress(pieces: [UnsafeRawBufferPointer]) throws(GzipError) -> [UInt8] {
         if !ready {
             // windowBits 15 + 16 asks zlib for a gzip header and trailer instead of a zlib one.
             let rc = deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
@@ -81,7 +81,7 @@ package final class GzipCompressor {
         return [UInt8](UnsafeRawBufferPointer(start: out.baseAddress, count: produced))
     }
 
-    public func compress(_ input: [UInt8]) throws(GzipError) -> [UInt8] {
+    package func compress(_ input: [UInt8]) throws(GzipError) -> [UInt8] {
         try input.withUnsafeBytes { raw in Result { () throws(GzipError) in try compress(raw) } }.get()
     }
 }
@@ -89,13 +89,13 @@ package final class GzipCompressor {
 /// One-shot helpers for code that compresses rarely (tests, the settings cache is not compressed).
 package enum Gzip {
     /// Compresses with a throw-away compressor at the fastest level.
-    public static func compress(_ input: [UInt8]) throws(GzipError) -> [UInt8] {
+    package static func compress(_ input: [UInt8]) throws(GzipError) -> [UInt8] {
         try GzipCompressor().compress(input)
     }
 
     /// Inflates a gzip (or zlib) stream; concatenated gzip members are inflated one after another.
     /// `limit` bounds the output so that a hostile "zip bomb" cannot exhaust memory.
-    public static func decompress(_ input: UnsafeRawBufferPointer, limit: Int = 64 << 20) throws(GzipError) -> [UInt8] {
+    package static func decompress(_ input: UnsafeRawBufferPointer, limit: Int = 64 << 20) throws(GzipError) -> [UInt8] {
         var stream = z_stream()
         // 15 + 32: detect gzip or zlib headers automatically.
         var rc = inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
@@ -147,7 +147,7 @@ package enum Gzip {
         return output
     }
 
-    public static func decompress(_ input: [UInt8], limit: Int = 64 << 20) throws(GzipError) -> [UInt8] {
+    package static func decompress(_ input: [UInt8], limit: Int = 64 << 20) throws(GzipError) -> [UInt8] {
         try input.withUnsafeBytes { raw in Result { () throws(GzipError) in try decompress(raw, limit: limit) } }.get()
     }
 }

@@ -5,15 +5,15 @@ import FoundationNetworking
 
 /// A request for ``HTTPClient``.
 package struct HTTPRequest: Sendable {
-    public var method: String
-    public var url: URL
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]?
+    package var method: String
+    package var url: URL
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]?
     /// Seconds before the request fails with ``HTTPClientError/timedOut``. URLSession on Linux
     /// counts whole seconds for the whole exchange, so this is rounded up to at least 1 s.
-    public var timeout: Double
+    package var timeout: Double
 
-    public init(method: String, url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil, timeout: Double = 15) {
+    package init(method: String, url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil, timeout: Double = 15) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -24,11 +24,11 @@ package struct HTTPRequest: Sendable {
 
 /// A response: status, headers (names lower-cased) and body.
 package struct HTTPResponse: Sendable {
-    public var status: Int
-    public var headers: [String: String]
-    public var body: [UInt8]
+    package var status: Int
+    package var headers: [String: String]
+    package var body: [UInt8]
 
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    package func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
 /// Why a request produced no response. All of these are worth retrying.
@@ -36,7 +36,7 @@ package enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertibl
     case timedOut(url: String, after: Double)
     case network(url: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .timedOut(let url, let after): return "\(url): no response within \(after) s"
         case .network(let url, let reason): return "\(url): \(reason)"
@@ -52,7 +52,7 @@ package final class HTTPClient: Sendable {
     /// session configuration, not from the request.
     private let sessions = Locked<[Int: URLSession]>([:])
 
-    public init() {}
+    package init() {}
 
     deinit {
         sessions.withLock { for s in $0.values { s.finishTasksAndInvalidate() } }
@@ -76,7 +76,7 @@ package final class HTTPClient: Sendable {
     }
 
     /// Sends `request` and waits for the complete response.
-    public func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPClientError> {
+    package func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPClientError> {
         let done = DispatchSemaphore(value: 0)
         let box = Locked<Result<HTTPResponse, HTTPClientError>?>(nil)
         start(request) { result in
@@ -91,7 +91,7 @@ package final class HTTPClient: Sendable {
     /// the response. For callers with several requests running: a thread blocked per request (as
     /// in `send`) on Dispatch's pool can starve the queues URLSession itself answers on, which
     /// stalled parallel requests for seconds on a 2-core machine.
-    public func start(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPClientError>) -> Void) {
+    package func start(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPClientError>) -> Void) {
         let timeout = max(1, request.timeout.rounded(.up))
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         urlRequest.httpMethod = request.method

@@ -31,34 +31,34 @@ package enum RetryBehavior: String, Sendable, Equatable {
 ///
 /// Field names are those of analytics-kotlin / analytics-swift / analytics-react-native.
 package struct RetryPolicy: Sendable, Equatable {
-    public var rateLimitEnabled = true
-    public var rateLimitMaxRetryCount = 100
-    public var maxRetryInterval = 300.0
-    public var maxRateLimitDuration = 43_200.0
+    package var rateLimitEnabled = true
+    package var rateLimitMaxRetryCount = 100
+    package var maxRetryInterval = 300.0
+    package var maxRateLimitDuration = 43_200.0
 
-    public var backoffEnabled = true
-    public var maxRetryCount = 100
-    public var baseBackoffInterval = 0.5
-    public var maxBackoffInterval = 300.0
-    public var maxTotalBackoffDuration = 43_200.0
-    public var jitterPercent = 10.0
-    public var default4xxBehavior = RetryBehavior.drop
-    public var default5xxBehavior = RetryBehavior.retry
-    public var unknownCodeBehavior = RetryBehavior.drop
-    public var statusCodeOverrides: [Int: RetryBehavior] = RetryPolicy.defaultOverrides
+    package var backoffEnabled = true
+    package var maxRetryCount = 100
+    package var baseBackoffInterval = 0.5
+    package var maxBackoffInterval = 300.0
+    package var maxTotalBackoffDuration = 43_200.0
+    package var jitterPercent = 10.0
+    package var default4xxBehavior = RetryBehavior.drop
+    package var default5xxBehavior = RetryBehavior.retry
+    package var unknownCodeBehavior = RetryBehavior.drop
+    package var statusCodeOverrides: [Int: RetryBehavior] = RetryPolicy.defaultOverrides
 
-    public static let defaultOverrides: [Int: RetryBehavior] = [
+    package static let defaultOverrides: [Int: RetryBehavior] = [
         408: .retry, 410: .retry, 429: .retry, 460: .retry, 501: .drop, 505: .drop,
     ]
 
-    public init() {}
+    package init() {}
 
     /// The Segment defaults.
-    public static let standard = RetryPolicy()
+    package static let standard = RetryPolicy()
 
     /// Reads an `httpConfig` object leniently. Never throws: a problem becomes a warning (naming the
     /// JSON path) and the default for that field stays.
-    public init(httpConfig: JSON?, warnings: inout [String]) {
+    package init(httpConfig: JSON?, warnings: inout [String]) {
         self.init()
         guard let httpConfig, !httpConfig.isNull else { return }
         guard let root = httpConfig.objectValue else {
@@ -105,14 +105,14 @@ package struct RetryPolicy: Sendable, Equatable {
     }
 
     /// Convenience: the policy and the warnings.
-    public static func parse(httpConfig: JSON?) -> (policy: RetryPolicy, warnings: [String]) {
+    package static func parse(httpConfig: JSON?) -> (policy: RetryPolicy, warnings: [String]) {
         var warnings: [String] = []
         let policy = RetryPolicy(httpConfig: httpConfig, warnings: &warnings)
         return (policy, warnings)
     }
 
     /// The policy configured by CDN settings (`integrations["Segment.io"].httpConfig`).
-    public static func parse(settings: JSONObject) -> (policy: RetryPolicy, warnings: [String]) {
+    package static func parse(settings: JSONObject) -> (policy: RetryPolicy, warnings: [String]) {
         parse(httpConfig: settings["integrations"]?["Segment.io"]?["httpConfig"])
     }
 
@@ -129,7 +129,7 @@ package struct RetryPolicy: Sendable, Equatable {
 
     /// Resolution order: 2xx success; overrides; 429 rate limiting (when enabled); default 4xx/5xx
     /// behaviour; anything else the unknown-code behaviour.
-    public func classify(status: Int) -> StatusClass {
+    package func classify(status: Int) -> StatusClass {
         if (200..<300).contains(status) { return .success }
         if status == 429 && rateLimitEnabled { return .rateLimited }
         if let b = statusCodeOverrides[status] { return b == .retry ? .retry : .drop }
@@ -145,7 +145,7 @@ package struct RetryPolicy: Sendable, Equatable {
     /// Wait before retry number `failures` (1 = after the first failure):
     /// `min(base · 2^(failures-1), maxBackoffInterval)` plus up to `jitterPercent` % of it, where
     /// `random` is uniform in [0, 1); the result never exceeds `maxBackoffInterval`.
-    public func backoff(failures: Int, random: Double) -> Double {
+    package func backoff(failures: Int, random: Double) -> Double {
         let exponent = Double(max(0, min(failures - 1, 60)))
         let raw = min(baseBackoffInterval * Double.pow2(exponent), maxBackoffInterval)
         let jitter = raw * (jitterPercent / 100) * max(0, min(random, 1))

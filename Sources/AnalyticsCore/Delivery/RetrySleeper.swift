@@ -13,9 +13,9 @@ package final class InterruptibleSleeper: RetrySleeper, @unchecked Sendable {
     private let condition = NSCondition()
     private var cancelled = false  // guarded by condition
 
-    public init() {}
+    package init() {}
 
-    public func sleep(seconds: Double) -> Bool {
+    package func sleep(seconds: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: max(0, seconds))
         condition.lock()
         defer { condition.unlock() }
@@ -26,7 +26,7 @@ package final class InterruptibleSleeper: RetrySleeper, @unchecked Sendable {
     }
 
     /// Ends the current and every later wait (returning false).
-    public func cancel() {
+    package func cancel() {
         condition.lock()
         cancelled = true
         condition.broadcast()
@@ -34,13 +34,13 @@ package final class InterruptibleSleeper: RetrySleeper, @unchecked Sendable {
     }
 
     /// Allows waiting again after a cancel (e.g. the host resumed).
-    public func reset() {
+    package func reset() {
         condition.lock()
         cancelled = false
         condition.unlock()
     }
 
-    public var isCancelled: Bool {
+    package var isCancelled: Bool {
         condition.lock()
         defer { condition.unlock() }
         return cancelled

@@ -2,18 +2,18 @@ import Foundation
 
 /// Where and how batches are uploaded.
 package struct UploadConfiguration: Sendable {
-    public var writeKey: String
+    package var writeKey: String
     /// `api.segment.io/v1` (https is assumed) or a full base such as `http://127.0.0.1:8080/v1`.
-    public var apiHost: String
+    package var apiHost: String
     /// Seconds without a response before an attempt counts as failed (and is retried).
-    public var requestTimeout: Double
-    public var retryPolicy: RetryPolicy
-    public var userAgent: String
+    package var requestTimeout: Double
+    package var retryPolicy: RetryPolicy
+    package var userAgent: String
     /// zlib level for the request body: 1 (fastest, default) … 9; 0 sends the body uncompressed
     /// (no `Content-Encoding`), which only pays off on fast local links.
-    public var compressionLevel: Int32
+    package var compressionLevel: Int32
 
-    public init(writeKey: String, apiHost: String = "api.segment.io/v1", requestTimeout: Double = 15,
+    package init(writeKey: String, apiHost: String = "api.segment.io/v1", requestTimeout: Double = 15,
                 retryPolicy: RetryPolicy = .standard, userAgent: String = "analytics-host (Linux)",
                 compressionLevel: Int32 = 1) {
         self.writeKey = writeKey
@@ -25,7 +25,7 @@ package struct UploadConfiguration: Sendable {
     }
 
     /// `<apiHost>/b`, with `https://` added when no scheme is given.
-    public func batchURL() throws(UploadEndpointError) -> URL {
+    package func batchURL() throws(UploadEndpointError) -> URL {
         try Self.url(base: apiHost, path: "b")
     }
 
@@ -45,7 +45,7 @@ package struct UploadConfiguration: Sendable {
 
 /// The configured host does not make a usable URL.
 package struct UploadEndpointError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var host: String
-    public var reason: String
-    public var description: String { "invalid host '\(host)': \(reason)" }
+    package var host: String
+    package var reason: String
+    package var description: String { "invalid host '\(host)': \(reason)" }
 }

@@ -10,7 +10,7 @@ package enum UploadFailure: Sendable, Equatable, CustomStringConvertible {
     /// The configured `apiHost` does not make a URL.
     case invalidEndpoint(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .status(let code, let retryAfter, let body):
             var s = "HTTP \(code)"
@@ -44,19 +44,19 @@ package struct UploadOutcome: Sendable, Equatable, CustomStringConvertible {
         case deferred
     }
 
-    public var disposition: Disposition
+    package var disposition: Disposition
     /// Requests made by this call.
-    public var attempts: Int
+    package var attempts: Int
     /// The last failure (nil when delivered at the first attempt).
-    public var failure: UploadFailure?
+    package var failure: UploadFailure?
     /// Why a batch was dropped or deferred, in words.
-    public var reason: String
+    package var reason: String
     /// Waits taken between attempts, in seconds.
-    public var waits: [Double]
+    package var waits: [Double]
     /// The `X-Retry-Count` the next attempt of this batch should carry.
-    public var nextRetryCount: Int
+    package var nextRetryCount: Int
 
-    public var description: String {
+    package var description: String {
         switch disposition {
         case .delivered: return "delivered after \(attempts) attempt(s)"
         case .dropped: return "dropped after \(attempts) attempt(s): \(reason)"

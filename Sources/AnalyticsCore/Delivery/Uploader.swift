@@ -24,7 +24,7 @@ package final class Uploader: Sendable {
     ///   - sleeper: waits between retries (``InterruptibleSleeper`` by default; cancel it at shutdown).
     ///   - random: uniform in [0, 1), for jitter.
     ///   - clock: monotonic seconds, for the total-retry-time limits.
-    public init(configuration: UploadConfiguration, client: HTTPClient = HTTPClient(),
+    package init(configuration: UploadConfiguration, client: HTTPClient = HTTPClient(),
                 sleeper: any RetrySleeper = InterruptibleSleeper(),
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
                 clock: @escaping @Sendable () -> Double = monotonicSeconds) {
@@ -41,23 +41,23 @@ package final class Uploader: Sendable {
         return State(configuration: c, url: url, authorization: "Basic " + credentials)
     }
 
-    public var configuration: UploadConfiguration { state.withLock { $0.configuration } }
+    package var configuration: UploadConfiguration { state.withLock { $0.configuration } }
 
     /// Replaces the configuration (e.g. a settings refresh changed `apiHost` or `httpConfig`).
-    public func update(configuration: UploadConfiguration) {
+    package func update(configuration: UploadConfiguration) {
         let s = Uploader.makeState(configuration)
         state.withLock { $0 = s }
     }
 
     /// Replaces only the retry policy.
-    public func update(retryPolicy: RetryPolicy) {
+    package func update(retryPolicy: RetryPolicy) {
         state.withLock { $0.configuration.retryPolicy = retryPolicy }
     }
 
     // MARK: One attempt
 
     /// One POST of `batch` with `X-Retry-Count: retryCount`; no retries.
-    public func attempt(_ batch: UploadBatch, retryCount: Int = 0) -> UploadAttemptResult {
+    package func attempt(_ batch: UploadBatch, retryCount: Int = 0) -> UploadAttemptResult {
         let (config, urlResult, authorization) = state.withLock { ($0.configuration, $0.url, $0.authorization) }
         let url: URL
         switch urlResult {
@@ -124,7 +124,7 @@ package final class Uploader: Sendable {
     ///     on where it stopped).
     ///   - beforeAttempt: called with each attempt's `X-Retry-Count` just before it is sent (the
     ///     Segment.io destination persists the count, so that it goes on across runs).
-    public func deliver(_ batch: UploadBatch, retryCount: Int = 0,
+    package func deliver(_ batch: UploadBatch, retryCount: Int = 0,
                         beforeAttempt: (Int) -> Void = { _ in }) -> UploadOutcome {
         var retry = retryCount
         var attempts = 0

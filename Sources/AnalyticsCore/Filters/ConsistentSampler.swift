@@ -17,7 +17,7 @@
 /// it is seeded randomly per process.
 package enum ConsistentSampler {
     /// The position of `value` in [0, 1).
-    public static func unitValue(of value: JSON?) -> Double {
+    package static func unitValue(of value: JSON?) -> Double {
         unitValue(ofUTF8: value?.javaScriptTextBytes() ?? [])
     }
 
@@ -36,7 +36,7 @@ package enum ConsistentSampler {
     }
 
     /// True when `value` falls inside a sample of `percent` (a fraction: 0.25 keeps a quarter).
-    public static func keeps(_ value: JSON?, percent: Double) -> Bool {
+    package static func keeps(_ value: JSON?, percent: Double) -> Bool {
         if percent <= 0 { return false }
         if percent >= 1 { return true }
         return unitValue(of: value) < percent

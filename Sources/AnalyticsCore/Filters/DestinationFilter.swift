@@ -23,23 +23,23 @@ package struct DestinationFilter: Sendable {
     }
 
     /// A filter that keeps every event unchanged.
-    public static let passThrough = DestinationFilter(steps: [], random: { 0 })
+    package static let passThrough = DestinationFilter(steps: [], random: { 0 })
 
     /// True when no rule applies, so callers can skip the filter entirely.
-    public var isPassThrough: Bool {
+    package var isPassThrough: Bool {
         if case .steps(let s) = body { return s.isEmpty }
         return false
     }
 
     /// Why every event is dropped, when a rule for this destination is invalid.
-    public var failure: String? {
+    package var failure: String? {
         if case .failure(let why) = body { return why }
         return nil
     }
 
     /// Runs the rules on one event. An event that no transformer changes is returned as it came
     /// (sharing its storage and cached encoding).
-    public func apply(_ event: Event) -> FilterOutcome {
+    package func apply(_ event: Event) -> FilterOutcome {
         let steps: [(rule: Int, step: RoutingRules.Step)]
         switch body {
         case .failure(let why): return .dropped(reason: why)
@@ -81,7 +81,7 @@ package enum FilterOutcome: Sendable {
     /// The event does not reach this destination (other destinations are unaffected).
     case dropped(reason: String)
 
-    public var event: Event? {
+    package var event: Event? {
         if case .kept(let e) = self { return e }
         return nil
     }

@@ -13,9 +13,9 @@ import Synchronization
 /// not added to the `Segment.io` destination (``RoutingRules/segmentDestinationKey``).
 package final class DestinationFilterPlugin: Plugin, KeepsOrDropsOnly, PassesEverythingAtTimes {
     /// Filters run first in the destination's timeline, so later plugins never see what they remove.
-    public let type: PluginType = .before
+    package let type: PluginType = .before
     /// The destination whose rules (and the global rules) this plugin applies.
-    public let destinationKey: String
+    package let destinationKey: String
 
     private let random: @Sendable () -> Double
     private let state: Locked<State>
@@ -32,19 +32,19 @@ package final class DestinationFilterPlugin: Plugin, KeepsOrDropsOnly, PassesEve
     }
 
     /// `random` serves `sample_event` without a path; it must return values in [0, 1).
-    public init(destinationKey: String, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    package init(destinationKey: String, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.destinationKey = destinationKey
         self.random = random
         self.state = Locked(State())
     }
 
     /// The filter in force.
-    public var filter: DestinationFilter { state.withLock { $0.filter } }
+    package var filter: DestinationFilter { state.withLock { $0.filter } }
 
     /// Every problem in the current settings' routing rules (also those of other destinations).
-    public var problems: [RoutingRuleProblem] { state.withLock { $0.problems } }
+    package var problems: [RoutingRuleProblem] { state.withLock { $0.problems } }
 
-    public func configure(analytics: Analytics) {
+    package func configure(analytics: Analytics) {
         let report = analytics.report
         state.withLock { $0.report = report }
     }
@@ -53,12 +53,12 @@ package final class DestinationFilterPlugin: Plugin, KeepsOrDropsOnly, PassesEve
 
     func attach(to timeline: Timeline) { owner.withLock { $0 = timeline.stagesVersion } }
 
-    public func execute(_ event: Event) -> Event? {
+    package func execute(_ event: Event) -> Event? {
         let filter = state.withLock { $0.filter }
         return filter.apply(event).event
     }
 
-    public func update(settings: Settings, type: UpdateType) {
+    package func update(settings: Settings, type: UpdateType) {
         // Compiled outside the lock: events keep flowing under the old rules meanwhile.
         let rules = RoutingRules(settings: settings.json, random: random)
         let filter = rules.filter(forDestination: destinationKey)

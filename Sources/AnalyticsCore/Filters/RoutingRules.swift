@@ -7,7 +7,7 @@
 /// (``segmentDestinationKey``) is the caller's decision.
 package struct RoutingRules: Sendable {
     /// The destination key of the Segment upload, which global rules are normally not applied to.
-    public static let segmentDestinationKey = "Segment.io"
+    package static let segmentDestinationKey = "Segment.io"
 
     /// A rule as compiled, or the reason it is unusable.
     struct Rule: Sendable {
@@ -39,12 +39,12 @@ package struct RoutingRules: Sendable {
     let random: @Sendable () -> Double
 
     /// Everything wrong with the rules, in settings order.
-    public let problems: [RoutingRuleProblem]
+    package let problems: [RoutingRuleProblem]
 
     /// Compiles the rules found in `settings` (the whole CDN settings object). Absent or null
     /// `middlewareSettings` / `routingRules` mean no rules. `random` serves `sample_event`
     /// without a path and must return values in [0, 1).
-    public init(settings: JSONObject, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    package init(settings: JSONObject, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.random = random
         let base = "middlewareSettings.routingRules"
         var problems: [RoutingRuleProblem] = []
@@ -81,13 +81,13 @@ package struct RoutingRules: Sendable {
     }
 
     /// No rules at all.
-    public init() {
+    package init() {
         self.init(settings: JSONObject())
     }
 
     /// The filter for one destination: the global rules and the rules naming `key`, in settings
     /// order. If any of them is invalid the filter drops every event, naming the first bad rule.
-    public func filter(forDestination key: String) -> DestinationFilter {
+    package func filter(forDestination key: String) -> DestinationFilter {
         if let listProblem { return DestinationFilter(failure: listProblem.reason, random: random) }
         var steps: [(rule: Int, step: Step)] = []
         for rule in rules where rule.destinationName == nil || rule.destinationName == key {
@@ -102,7 +102,7 @@ package struct RoutingRules: Sendable {
     }
 
     /// Destination names that some rule targets by name (global rules are not listed).
-    public var namedDestinations: [String] {
+    package var namedDestinations: [String] {
         var seen: [String] = []
         for rule in rules { if let n = rule.destinationName, !seen.contains(n) { seen.append(n) } }
         return seen
@@ -233,14 +233,14 @@ package struct RoutingRules: Sendable {
 /// often exist to keep personal data away from a destination.
 package struct RoutingRuleProblem: Sendable, Equatable, CustomStringConvertible {
     /// Index of the rule in `routingRules`; nil when the list itself is malformed.
-    public let ruleIndex: Int?
+    package let ruleIndex: Int?
     /// Where in the settings, e.g. `middlewareSettings.routingRules[2].matchers[0].ir`.
-    public let path: String
-    public let reason: String
+    package let path: String
+    package let reason: String
     /// The rule's `destinationName` (nil: a global rule, or none could be read).
-    public internal(set) var destinationName: String?
+    package internal(set) var destinationName: String?
     /// Index of the matcher (and of its transformer list) the problem is in, if any.
-    public let matcherIndex: Int?
+    package let matcherIndex: Int?
 
     init(ruleIndex: Int?, path: String, reason: String, destinationName: String? = nil, matcherIndex: Int? = nil) {
         self.ruleIndex = ruleIndex
@@ -250,5 +250,5 @@ package struct RoutingRuleProblem: Sendable, Equatable, CustomStringConvertible 
         self.matcherIndex = matcherIndex
     }
 
-    public var description: String { "\(path): \(reason)" }
+    package var description: String { "\(path): \(reason)" }
 }

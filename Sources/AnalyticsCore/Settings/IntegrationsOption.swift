@@ -4,7 +4,7 @@ package enum IntegrationsOption {
     /// options); otherwise `All` (or `all`) as a bool decides; otherwise enabled.
     /// Segment.io is the exception: only `"Segment.io": false` keeps an event from Segment, since
     /// the server applies the rest of the option to cloud-mode destinations.
-    public static func isEnabled(_ key: String, in options: JSONObject) -> Bool {
+    package static func isEnabled(_ key: String, in options: JSONObject) -> Bool {
         if options.isEmpty { return true }
         if key == "Segment.io" { return options[key]?.boolValue ?? true }
         switch options[key] {

@@ -2,22 +2,22 @@ import Foundation
 
 /// Where settings come from and where they are cached.
 package struct SettingsSourceConfiguration: Sendable {
-    public var writeKey: String
+    package var writeKey: String
     /// Settings host: `cdn-settings.segment.com` (https assumed) or a full base such as
     /// `http://127.0.0.1:8080`. Settings are read from `<cdnHost>/v1/projects/<writeKey>/settings`.
-    public var cdnHost: String
+    package var cdnHost: String
     /// When set, settings are read from this JSON file (CDN shape) instead of the network; relative
     /// `path` options of its integrations are relative to the file (see `SettingsFilePaths`).
-    public var localFile: String?
+    package var localFile: String?
     /// Directory for the on-disk cache of the last good fetched settings (nil: no cache).
-    public var storageDirectory: String?
+    package var storageDirectory: String?
     /// User-supplied settings used when nothing better is available.
-    public var defaultSettings: JSONObject?
+    package var defaultSettings: JSONObject?
     /// `apiHost` of the built-in last-resort settings.
-    public var defaultAPIHost: String
-    public var timeout: Double
+    package var defaultAPIHost: String
+    package var timeout: Double
 
-    public init(writeKey: String, cdnHost: String = "cdn-settings.segment.com", localFile: String? = nil,
+    package init(writeKey: String, cdnHost: String = "cdn-settings.segment.com", localFile: String? = nil,
                 storageDirectory: String? = nil, defaultSettings: JSONObject? = nil,
                 defaultAPIHost: String = "api.segment.io/v1", timeout: Double = 10) {
         self.writeKey = writeKey
@@ -44,26 +44,26 @@ public enum SettingsOrigin: Sendable, Equatable {
 
 /// Settings to apply, where they came from, and what went wrong on the way.
 package struct SettingsLoadResult: Sendable {
-    public var settings: JSONObject
-    public var origin: SettingsOrigin
+    package var settings: JSONObject
+    package var origin: SettingsOrigin
     /// Problems met (a failed fetch, a malformed document …), each naming source and JSON path.
-    public var problems: [SettingsProblem]
+    package var problems: [SettingsProblem]
 }
 
 /// Obtains the CDN settings document: from a local file, or fetched and cached on disk, with the
 /// fallback order cached copy → configured defaults → built-in Segment-only settings.
 /// Malformed settings never replace usable ones; the problem names the JSON path.
 package final class SettingsSource: Sendable {
-    public let configuration: SettingsSourceConfiguration
+    package let configuration: SettingsSourceConfiguration
     private let client: HTTPClient
 
-    public init(configuration: SettingsSourceConfiguration, client: HTTPClient = HTTPClient()) {
+    package init(configuration: SettingsSourceConfiguration, client: HTTPClient = HTTPClient()) {
         self.configuration = configuration
         self.client = client
     }
 
     /// The settings URL, `<cdnHost>/v1/projects/<writeKey>/settings`.
-    public var settingsURL: Result<URL, UploadEndpointError> {
+    package var settingsURL: Result<URL, UploadEndpointError> {
         let key = configuration.writeKey.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? configuration.writeKey
         return Result { () throws(UploadEndpointError) in
             try UploadConfiguration.url(base: configuration.cdnHost, path: "v1/projects/\(key)/settings")
@@ -71,7 +71,7 @@ package final class SettingsSource: Sendable {
     }
 
     /// Path of the cache file (nil when no storage directory is configured).
-    public var cachePath: String? {
+    package var cachePath: String? {
         guard let dir = configuration.storageDirectory else { return nil }
         let safe = String(configuration.writeKey.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
         return (dir as NSString).appendingPathComponent("settings-\(safe).json")
@@ -79,7 +79,7 @@ package final class SettingsSource: Sendable {
 
     /// Loads settings. `previous` are the settings in force (nil at start-up): on a refresh whose
     /// new settings are unusable, they stay.
-    public func load(previous: JSONObject? = nil) -> SettingsLoadResult {
+    package func load(previous: JSONObject? = nil) -> SettingsLoadResult {
         var problems: [SettingsProblem] = []
         if let file = configuration.localFile {
             switch readDocument(atPath: file, source: "file \(file)") {
@@ -105,7 +105,7 @@ package final class SettingsSource: Sendable {
 
     /// Settings available without the network: the local file if one is configured, else the
     /// cached copy → defaults → built-in. What a client starts with before its first fetch.
-    public func loadWithoutNetwork() -> SettingsLoadResult {
+    package func loadWithoutNetwork() -> SettingsLoadResult {
         configuration.localFile != nil ? load() : fallback(problems: [])
     }
 
@@ -127,12 +127,12 @@ package final class SettingsSource: Sendable {
     }
 
     /// The last-resort settings: upload to Segment only.
-    public func builtIn() -> JSONObject {
+    package func builtIn() -> JSONObject {
         ["integrations": ["Segment.io": ["apiKey": .string(configuration.writeKey), "apiHost": .string(configuration.defaultAPIHost)]]]
     }
 
     /// Fetches and validates settings from the CDN (no fallbacks, no cache).
-    public func fetch() -> Result<(JSONObject, [UInt8]), SettingsSourceError> {
+    package func fetch() -> Result<(JSONObject, [UInt8]), SettingsSourceError> {
         let url: URL
         switch settingsURL {
         case .success(let u): url = u
@@ -153,7 +153,7 @@ package final class SettingsSource: Sendable {
     }
 
     /// Parses and validates a settings document.
-    public static func parse(_ bytes: [UInt8], source: String) -> Result<JSONObject, SettingsSourceError> {
+    package static func parse(_ bytes: [UInt8], source: String) -> Result<JSONObject, SettingsSourceError> {
         let json: JSON
         do { json = try JSON(parsing: bytes) } catch {
             return .failure(SettingsSourceError(SettingsProblem(source: source, message: error.description)))

@@ -1,19 +1,19 @@
 /// One thing wrong with a settings document (or with getting one), naming where.
 package struct SettingsProblem: Error, Sendable, Equatable, CustomStringConvertible {
     /// Where the settings came from: `file /path`, `network <url>`, `cache /path`, `defaults`.
-    public var source: String
+    package var source: String
     /// Dotted JSON path of the offending value (`integrations.Amplitude`); empty for the document
     /// itself or for failures to obtain it.
-    public var path: String
-    public var message: String
+    package var path: String
+    package var message: String
 
-    public init(source: String, path: String = "", message: String) {
+    package init(source: String, path: String = "", message: String) {
         self.source = source
         self.path = path
         self.message = message
     }
 
-    public var description: String {
+    package var description: String {
         path.isEmpty ? "settings from \(source): \(message)" : "settings from \(source): \(path): \(message)"
     }
 }
@@ -22,7 +22,7 @@ package struct SettingsProblem: Error, Sendable, Equatable, CustomStringConverti
 /// everything else, known or not, passes through untouched.
 package enum SettingsValidator {
     /// Every problem found (empty = usable).
-    public static func problems(in json: JSON, source: String) -> [SettingsProblem] {
+    package static func problems(in json: JSON, source: String) -> [SettingsProblem] {
         var out: [SettingsProblem] = []
         func fail(_ path: String, _ message: String) { out.append(SettingsProblem(source: source, path: path, message: message)) }
 
@@ -91,8 +91,8 @@ package enum SettingsValidator {
 
 /// Settings could not be obtained or used; `problems` says every reason found.
 package struct SettingsSourceError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var problems: [SettingsProblem]
-    public init(_ problems: [SettingsProblem]) { self.problems = problems }
-    public init(_ problem: SettingsProblem) { self.problems = [problem] }
-    public var description: String { problems.map(\.description).joined(separator: "; ") }
+    package var problems: [SettingsProblem]
+    package init(_ problems: [SettingsProblem]) { self.problems = problems }
+    package init(_ problem: SettingsProblem) { self.problems = [problem] }
+    package var description: String { problems.map(\.description).joined(separator: "; ") }
 }

@@ -8,7 +8,7 @@
 /// of range (the default would apply), and destination filter rules that do not compile (their
 /// destinations would drop every event).
 extension SettingsValidator {
-    public static func allProblems(in json: JSON, source: String) -> [SettingsProblem] {
+    package static func allProblems(in json: JSON, source: String) -> [SettingsProblem] {
         var out = problems(in: json, source: source)
         guard case .object(let root) = json else { return out }
 

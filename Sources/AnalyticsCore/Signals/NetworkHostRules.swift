@@ -3,19 +3,19 @@
 /// host), `*.example.com` (every subdomain of example.com, not example.com itself) or an exact
 /// host name; matching ignores case.
 package struct NetworkHostRules: Sendable, Equatable {
-    public var allowed: [String]
-    public var blocked: [String]
+    package var allowed: [String]
+    package var blocked: [String]
 
-    public init(allowed: [String] = ["*"], blocked: [String] = []) {
+    package init(allowed: [String] = ["*"], blocked: [String] = []) {
         self.allowed = allowed.map { $0.lowercased() }
         self.blocked = (blocked + SignalsConfiguration.segmentHosts).map { $0.lowercased() }
     }
 
-    public init(_ configuration: SignalsConfiguration) {
+    package init(_ configuration: SignalsConfiguration) {
         self.init(allowed: configuration.allowedNetworkHosts, blocked: configuration.blockedNetworkHosts)
     }
 
-    public func observes(host: String) -> Bool {
+    package func observes(host: String) -> Bool {
         let h = host.lowercased()
         return allowed.contains { NetworkHostRules.matches($0, h) } && !blocked.contains { NetworkHostRules.matches($0, h) }
     }

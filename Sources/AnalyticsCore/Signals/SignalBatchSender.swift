@@ -41,7 +41,7 @@ package final class SignalBatchSender: @unchecked Sendable {
     private var counters = Counters()
     private let finished = DispatchSemaphore(value: 0)
 
-    public init(name: String, url: URL, headers: [(name: String, value: String)], maxAttempts: Int = 5,
+    package init(name: String, url: URL, headers: [(name: String, value: String)], maxAttempts: Int = 5,
                 backlogCapacity: Int = 100, sleeper: RetrySleeper = InterruptibleSleeper(),
                 report: @escaping @Sendable (AnalyticsError) -> Void) {
         self.name = name
@@ -56,10 +56,10 @@ package final class SignalBatchSender: @unchecked Sendable {
         thread.start()
     }
 
-    public var counts: Counters { condition.lock(); defer { condition.unlock() }; return counters }
+    package var counts: Counters { condition.lock(); defer { condition.unlock() }; return counters }
 
     /// Queues a batch; never blocks.
-    public func send(_ batch: Batch) {
+    package func send(_ batch: Batch) {
         condition.lock()
         defer { condition.unlock() }
         guard !stopping else {
@@ -76,7 +76,7 @@ package final class SignalBatchSender: @unchecked Sendable {
     }
 
     /// Waits until the backlog is empty and no request is in flight (at most `timeout` s).
-    public func drain(timeout: Double) -> Bool {
+    package func drain(timeout: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -87,7 +87,7 @@ package final class SignalBatchSender: @unchecked Sendable {
     }
 
     /// Sends what is queued (bounded by `timeout`), then stops the thread.
-    public func stop(timeout: Double) {
+    package func stop(timeout: Double) {
         _ = drain(timeout: timeout)
         condition.lock()
         let wasStopping = stopping

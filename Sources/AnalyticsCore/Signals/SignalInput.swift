@@ -6,16 +6,16 @@
 /// `{component, title, data}`, network with `statusCode`, `data`). An earlier-shape signal gets
 /// today's members added (its own stay, so generators written for either shape read it).
 package struct SignalInput: RawSignal, Equatable {
-    public var signalType: SignalType
-    public var signalData: JSONObject
+    package var signalType: SignalType
+    package var signalData: JSONObject
     /// Kept when given (replaying a recorded session); the host's clock otherwise.
-    public var timestamp: String?
+    package var timestamp: String?
     /// Kept when given; the client's anonymousId otherwise.
-    public var anonymousId: String?
+    package var anonymousId: String?
 
     /// Validates `{type, data, timestamp?, anonymousId?}`. A given `index` or `context` is
     /// ignored: the host numbers signals itself, in the order it receives them.
-    public init(json: JSONObject) throws(SignalError) {
+    package init(json: JSONObject) throws(SignalError) {
         guard let typeValue = json["type"] else { throw SignalError("missing \"type\"") }
         guard let typeName = typeValue.stringValue else { throw SignalError("\"type\" must be a string, found \(JSON.kindName(typeValue))") }
         guard let type = SignalType(rawValue: typeName) else {

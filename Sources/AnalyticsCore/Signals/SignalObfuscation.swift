@@ -4,9 +4,9 @@
 /// say what happened
 /// without saying to whom. Keys, booleans and nulls stay, so a debugger still shows the structure.
 package enum SignalObfuscation {
-    public static let mask = "***"
+    package static let mask = "***"
 
-    public static func obfuscate(_ signal: Signal) -> Signal {
+    package static func obfuscate(_ signal: Signal) -> Signal {
         var copy = signal
         var data = JSONObject()
         for (key, value) in signal.data {
@@ -22,7 +22,7 @@ package enum SignalObfuscation {
         return copy
     }
 
-    public static func obfuscate(_ value: JSON) -> JSON {
+    package static func obfuscate(_ value: JSON) -> JSON {
         switch value {
         case .string: return .string(mask)
         case .number: return .number(0)

@@ -3,15 +3,15 @@
 /// an instrumentation signal with an event would feed itself forever. The JavaScript runtime
 /// stamps exactly ``type``; the client checks exactly ``type``.
 package enum SignalsOrigin {
-    public static let type = "signals"
+    package static let type = "signals"
 
     /// True when the event carries `context.__eventOrigin.type == "signals"`.
-    public static func isFromSignals(_ event: Event) -> Bool {
+    package static func isFromSignals(_ event: Event) -> Bool {
         event.payload["context"]?["__eventOrigin"]?["type"]?.stringValue == type
     }
 
     /// Marks a payload as made from a signal (keeps the rest of its context).
-    public static func stamp(_ payload: inout JSONObject, version: JSON? = nil) {
+    package static func stamp(_ payload: inout JSONObject, version: JSON? = nil) {
         var context = payload["context"]?.objectValue ?? [:]
         var origin: JSONObject = ["type": .string(type)]
         if let version { origin["version"] = version }

@@ -21,8 +21,8 @@ import Foundation
 /// Thread-safe: every call runs under one lock. Memory stays flat whatever the queue's length.
 package final class DurableQueue: @unchecked Sendable {
     /// The queue's own directory (segments `*.seg`, `cursor`, `LOCK`).
-    public let directory: String
-    public let configuration: Configuration
+    package let directory: String
+    package let configuration: Configuration
     /// Guards `engine`; appends waiting for room under the cap wait on it.
     private let condition = NSCondition()
     private let engine: StorageEngine
@@ -33,7 +33,7 @@ package final class DurableQueue: @unchecked Sendable {
     /// Opens (creating if needed) the queue stored in `directory`, recovering whatever a previous
     /// run left. Problems repaired on the way (torn tail, damaged bytes, dropped events) are passed
     /// to `onError`; failures that prevent opening are thrown.
-    public init(directory: String, configuration: Configuration = Configuration(),
+    package init(directory: String, configuration: Configuration = Configuration(),
                 onError: @escaping @Sendable (QueueError) -> Void = { _ in }) throws(QueueError) {
         let engine = try StorageEngine(directory: directory, configuration: configuration)
         let startupErrors = engine.pendingErrors
@@ -47,7 +47,7 @@ package final class DurableQueue: @unchecked Sendable {
 
     /// Called (outside the lock) when an append starts waiting for room (`.waitForRoom`), so that
     /// the owner can start an upload that frees it.
-    public func whenWaitingForRoom(_ body: @escaping @Sendable () -> Void) {
+    package func whenWaitingForRoom(_ body: @escaping @Sendable () -> Void) {
         roomNeeded.set(body)
     }
 
@@ -84,28 +84,28 @@ package final class DurableQueue: @unchecked Sendable {
     /// page cache: it survives SIGKILL).
     /// With `.waitForRoom`, a full queue makes this wait until acknowledgements free room (or the
     /// queue closes: `QueueError.closed`).
-    public func append(_ bytes: UnsafeRawBufferPointer) throws(QueueError) {
+    package func append(_ bytes: UnsafeRawBufferPointer) throws(QueueError) {
         let room = configuration.whenFull == .waitForRoom ? bytes.count : nil
         try perform(roomFor: room) { (engine) throws(QueueError) in try engine.append(bytes) }
     }
 
-    public func append(_ bytes: [UInt8]) throws(QueueError) {
+    package func append(_ bytes: [UInt8]) throws(QueueError) {
         try bytes.withUnsafeBytes { raw in Result { () throws(QueueError) in try append(raw) } }.get()
     }
 
-    public func append(_ text: String) throws(QueueError) {
+    package func append(_ text: String) throws(QueueError) {
         var text = text
         try text.withUTF8 { utf8 in Result { () throws(QueueError) in try append(UnsafeRawBufferPointer(utf8)) } }.get()
     }
 
     /// Stores an event's serialized JSON.
-    public func append(_ event: Event) throws(QueueError) {
+    package func append(_ event: Event) throws(QueueError) {
         try event.withSerializedBytes { text in Result { () throws(QueueError) in try append(text) } }.get()
     }
 
     /// Stores several events under one lock acquisition, in order. On error, the events before the
     /// failing one are stored.
-    public func append(contentsOf events: [[UInt8]]) throws(QueueError) {
+    package func append(contentsOf events: [[UInt8]]) throws(QueueError) {
         if configuration.whenFull == .waitForRoom {
             for event in events { try append(event) }
             return
@@ -121,7 +121,7 @@ package final class DurableQueue: @unchecked Sendable {
     /// unless a single event is larger (a batch always holds at least one event when any is stored,
     /// so nothing can block the queue). Reading does not remove anything: the same events come back
     /// until they are acknowledged.
-    public func peekBatch(maxEvents: Int, maxBytes: Int) throws(QueueError) -> Batch {
+    package func peekBatch(maxEvents: Int, maxBytes: Int) throws(QueueError) -> Batch {
         try perform { (engine) throws(QueueError) in try engine.peek(maxEvents: max(1, maxEvents), maxBytes: max(1, maxBytes)) }
     }
 
@@ -145,53 +145,53 @@ package final class DurableQueue: @unchecked Sendable {
     /// Removes a delivered batch for good (persists the position after it). Returns how many
     /// events left the queue (fewer than the batch when the cap already removed some).
     @discardableResult
-    public func acknowledge(_ batch: Batch) throws(QueueError) -> Int {
+    package func acknowledge(_ batch: Batch) throws(QueueError) -> Int {
         try perform { (engine) throws(QueueError) in try engine.acknowledge(batch) }
     }
 
     /// The batch stays for a later attempt. If the disk cap removed some of its events while it
     /// was out (they could only have been delivered by this batch), they are reported now as
     /// dropped over the cap.
-    public func release(_ batch: Batch) {
+    package func release(_ batch: Batch) {
         _ = try? perform { (engine) throws(QueueError) in engine.release(batch) }
     }
 
     /// Whether any stored event awaits acknowledgement.
-    public var hasPendingEvents: Bool {
+    package var hasPendingEvents: Bool {
         (try? perform { $0.hasPendingEvents }) ?? false
     }
 
     /// Events stored and not yet acknowledged (exact: counted when the queue opens, then kept).
-    public var pendingEvents: Int {
+    package var pendingEvents: Int {
         (try? perform { $0.pendingEvents }) ?? 0
     }
 
     /// Bytes currently used by segment files (what the cap limits).
-    public var diskBytes: Int {
+    package var diskBytes: Int {
         (try? perform { $0.diskBytes }) ?? 0
     }
 
     /// How many times the batch starting at `start` was already attempted (across runs): the
     /// `X-Retry-Count` its next attempt carries. 0 for any other position.
-    public func attempts(at start: Position) -> Int {
+    package func attempts(at start: Position) -> Int {
         (try? perform { $0.attempts(at: start) }) ?? 0
     }
 
     /// Persists that the batch starting at `start` has been attempted `count` times.
-    public func recordAttempts(_ count: Int, at start: Position) {
+    package func recordAttempts(_ count: Int, at start: Position) {
         do { try perform { (engine) throws(QueueError) in try engine.recordAttempts(count, at: start) } } catch {
             onError(error)
         }
     }
 
     /// Forces appended data and the acknowledged position to the storage device.
-    public func flush() throws(QueueError) {
+    package func flush() throws(QueueError) {
         try perform { (engine) throws(QueueError) in try engine.flush() }
     }
 
     /// Flushes and releases the directory (another queue may open it afterwards). Later calls throw
     /// `QueueError.closed`; appends waiting for room end with it.
-    public func close() throws(QueueError) {
+    package func close() throws(QueueError) {
         try perform { (engine) throws(QueueError) in try engine.close() }
     }
 }

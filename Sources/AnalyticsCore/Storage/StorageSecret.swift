@@ -11,7 +11,7 @@ import Glibc
 /// `createdNow` says this open made it: the storage had no key before, so segments in the old
 /// (CRC-checked) format are from before the key and may be read once (`StorageLegacySegments`).
 package final class StorageSecret: Sendable, Equatable {
-    public static let fileName = "storage.key"
+    package static let fileName = "storage.key"
     let path: String
     let key: SipHash24
     let createdNow: Bool

@@ -3,13 +3,13 @@ import Glibc
 /// ISO-8601 timestamps with milliseconds in UTC ("2026-11-22T10:00:00.123Z"), written by hand:
 /// DateFormatter costs microseconds and every event needs one.
 package enum ISOTimestamp {
-    public static func now() -> String {
+    package static func now() -> String {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return format(seconds: Int(ts.tv_sec), milliseconds: Int(ts.tv_nsec / 1_000_000))
     }
 
-    public static func format(seconds: Int, milliseconds: Int) -> String {
+    package static func format(seconds: Int, milliseconds: Int) -> String {
         var t = time_t(seconds)
         var tm = Glibc.tm()
         gmtime_r(&t, &tm)
@@ -34,7 +34,7 @@ package enum ISOTimestamp {
 extension ISOTimestamp {
     /// Whether `text` is an RFC 3339 date-time (`2026-11-22T10:00:00Z`, fractions of a second and
     /// `+01:00`-style offsets allowed) naming a real calendar date and time of day.
-    public static func isValid(_ text: String) -> Bool {
+    package static func isValid(_ text: String) -> Bool {
         let b = Array(text.utf8)
         func number(_ at: Int, _ width: Int) -> Int? {
             guard at + width <= b.count else { return nil }

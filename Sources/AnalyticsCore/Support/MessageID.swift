@@ -11,7 +11,7 @@ import Glibc
 /// generator's lock across the fork, so a child can never inherit it locked by a thread that no
 /// longer exists there.
 package enum MessageID {
-    public static func make() -> String {
+    package static func make() -> String {
         let (a0, b0) = randomWords()
         let a = (a0 & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
         let b = (b0 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000

@@ -4,5 +4,5 @@ import Glibc
 /// terabytes of address space, so a runner built with it cannot live under `RLIMIT_AS`: the
 /// memory limit is not applied there (the tests of that limit run in the ordinary build).
 package enum ThreadSanitizer {
-    public static let isActive: Bool = dlsym(nil, "__tsan_init") != nil
+    package static let isActive: Bool = dlsym(nil, "__tsan_init") != nil
 }

@@ -3,35 +3,35 @@
 /// inside a hook and from threads the library started, so each must be thread-safe and quick.
 package struct HostServices: Sendable {
     /// A log line from the library.
-    public var log: @Sendable (NativeLogLevel, String) -> Void
+    package var log: @Sendable (NativeLogLevel, String) -> Void
     /// A new event from the library (complete JSON object text), to run through the pipeline.
     /// Must only enqueue: it is often called from inside a hook.
-    public var sendEvent: @Sendable ([UInt8]) -> NativeHookResult
+    package var sendEvent: @Sendable ([UInt8]) -> NativeHookResult
     /// The current userId, if any.
-    public var userId: @Sendable () -> String?
+    package var userId: @Sendable () -> String?
     /// The current anonymousId.
-    public var anonymousId: @Sendable () -> String?
+    package var anonymousId: @Sendable () -> String?
     /// The client's signals, when the application enabled them (`AH_EXT_SIGNALS`).
-    public var signals: @Sendable () -> Signals? = { nil }
+    package var signals: @Sendable () -> Signals? = { nil }
     /// In `analytics-plugin-runner`: the host, where the library's signals go (`signals` is then
     /// the runner's own hub for the library's subscribers).
     var signalsRelay: (any SignalsRelay)?
     /// The library's key, for names in reports.
-    public var key = ""
+    package var key = ""
     /// Whether a log line at this level would be kept (ABI 1.3 `log_enabled`).
-    public var logEnabled: @Sendable (NativeLogLevel) -> Bool = { _ in true }
+    package var logEnabled: @Sendable (NativeLogLevel) -> Bool = { _ in true }
 
     // ABI 1.2 capability tables (`ah_host.get_extension`); nil: the id answers NULL.
     /// `AH_EXT_TIMELINE`: where the instance's timeline plugins go.
-    public var timeline: (any NativeTimelineService)?
+    package var timeline: (any NativeTimelineService)?
     /// `AH_EXT_CLIENT`: the rest of the client.
-    public var client: HostServices.Client?
+    package var client: HostServices.Client?
     /// `AH_EXT_HTTP`: the host's HTTP client.
-    public var http: HostServices.HTTP?
+    package var http: HostServices.HTTP?
     /// `AH_EXT_CLIENTS`: second clients for other write keys.
-    public var clients: NativeClientsService?
+    package var clients: NativeClientsService?
 
-    public init(
+    package init(
         log: @escaping @Sendable (NativeLogLevel, String) -> Void,
         sendEvent: @escaping @Sendable ([UInt8]) -> NativeHookResult,
         userId: @escaping @Sendable () -> String?,
@@ -54,7 +54,7 @@ package struct HostServices: Sendable {
 package enum NativeLogLevel: Int32, Sendable, Comparable {
     case debug = 0, info = 1, warn = 2, error = 3
 
-    public static func < (a: NativeLogLevel, b: NativeLogLevel) -> Bool { a.rawValue < b.rawValue }
+    package static func < (a: NativeLogLevel, b: NativeLogLevel) -> Bool { a.rawValue < b.rawValue }
 }
 
 extension HostServices {
@@ -64,7 +64,7 @@ extension HostServices {
     /// they will be delivered like any other, retryable (queued nowhere) when a queue is full or
     /// the host is stopping; ids are the client's.
     /// The client is held weakly: after it is gone, ids read as absent and events are refused.
-    public static func forwarding(to analytics: Analytics, key: String) -> HostServices {
+    package static func forwarding(to analytics: Analytics, key: String) -> HostServices {
         let weak = WeakAnalytics(analytics)
         var services = HostServices(
             log: { level, text in

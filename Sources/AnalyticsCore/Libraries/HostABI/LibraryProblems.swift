@@ -26,7 +26,7 @@ package final class LibraryProblems: Sendable {
         var failures: [PluginFailures] = []
     }
 
-    public init() {}
+    package init() {}
 
     /// A library wrote a log line at error level.
     func logged(key: String, _ text: String) {
@@ -47,9 +47,9 @@ package final class LibraryProblems: Sendable {
     }
 
     /// Libraries that logged errors, in the order first seen.
-    public var logged: [Logged] { state.withLock { $0.logged } }
+    package var logged: [Logged] { state.withLock { $0.logged } }
     /// Plugins that failed, in the order first seen.
-    public var pluginFailures: [PluginFailures] { state.withLock { $0.failures } }
+    package var pluginFailures: [PluginFailures] { state.withLock { $0.failures } }
     /// Whether anything was reported.
-    public var isEmpty: Bool { state.withLock { $0.logged.isEmpty && $0.failures.isEmpty } }
+    package var isEmpty: Bool { state.withLock { $0.logged.isEmpty && $0.failures.isEmpty } }
 }

@@ -5,23 +5,23 @@ import Dispatch
 /// forwards each over the wire to the host's.
 package struct NativeClientsService: Sendable {
     /// The id of the client for a write key (made on first use), or why not.
-    public var open: @Sendable (String) -> Result<UInt64, NativeClientsError>
+    package var open: @Sendable (String) -> Result<UInt64, NativeClientsError>
     /// An event (JSON object text) into client `id`'s pipeline.
-    public var sendEvent: @Sendable (UInt64, [UInt8]) -> NativeHookResult
+    package var sendEvent: @Sendable (UInt64, [UInt8]) -> NativeHookResult
     /// Client `id`'s userId / anonymousId (nil for an unknown id or none) and traits.
-    public var userId: @Sendable (UInt64) -> String?
-    public var anonymousId: @Sendable (UInt64) -> String?
-    public var traits: @Sendable (UInt64) -> JSONObject?
+    package var userId: @Sendable (UInt64) -> String?
+    package var anonymousId: @Sendable (UInt64) -> String?
+    package var traits: @Sendable (UInt64) -> JSONObject?
     /// Client `id`'s reset (now) and flush (asked for, not waited on).
-    public var reset: @Sendable (UInt64) -> NativeHookResult
-    public var flush: @Sendable (UInt64) -> NativeHookResult
+    package var reset: @Sendable (UInt64) -> NativeHookResult
+    package var flush: @Sendable (UInt64) -> NativeHookResult
 }
 
 /// Why a second client was not opened: `retryable` when it may work later (the host is
 /// stopping, its storage cannot be opened now).
 package struct NativeClientsError: Error, Sendable {
-    public var message: String
-    public var retryable: Bool
+    package var message: String
+    package var retryable: Bool
 }
 
 extension NativeClientsService {

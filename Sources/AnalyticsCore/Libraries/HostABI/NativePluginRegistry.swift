@@ -8,7 +8,7 @@ import Synchronization
 /// handed to the client's scoped plugins, which attach it to that destination's own timeline now
 /// or when a destination with that key is created.
 package final class NativePluginRegistry: NativeTimelineService {
-    public let ownerKey: String
+    package let ownerKey: String
     private let analytics: WeakAnalytics
     private let state = Locked(State())
     private struct State {
@@ -18,13 +18,13 @@ package final class NativePluginRegistry: NativeTimelineService {
     }
     private static let nextId = Atomic<UInt64>(1)
 
-    public init(ownerKey: String, analytics: Analytics?) {
+    package init(ownerKey: String, analytics: Analytics?) {
         self.ownerKey = ownerKey
         self.analytics = WeakAnalytics(analytics)
     }
 
     /// The plugins in force, in the order they were added.
-    public var plugins: [NativeTimelinePlugin] {
+    package var plugins: [NativeTimelinePlugin] {
         state.withLock { s in s.order.compactMap { s.plugins[$0] } }
     }
 
@@ -35,7 +35,7 @@ package final class NativePluginRegistry: NativeTimelineService {
     }
 
     /// Validates a (size-checked, zero-extended) description and puts the plugin in place.
-    public func add(_ description: ah_timeline_plugin) throws(AddError) -> UInt64 {
+    package func add(_ description: ah_timeline_plugin) throws(AddError) -> UInt64 {
         let type: PluginType
         switch description.type {
         case Int32(AH_PLUGIN_BEFORE): type = .before
@@ -85,7 +85,7 @@ package final class NativePluginRegistry: NativeTimelineService {
     /// Takes a plugin this instance added off its timeline; `release` follows once no call is in
     /// progress. False for an id this instance does not have (never had, or already removed).
     @discardableResult
-    public func remove(id: UInt64) -> Bool {
+    package func remove(id: UInt64) -> Bool {
         let plugin = state.withLock { s -> NativeTimelinePlugin? in
             guard let p = s.plugins.removeValue(forKey: id) else { return nil }
             s.order.removeAll { $0 == id }
@@ -98,7 +98,7 @@ package final class NativePluginRegistry: NativeTimelineService {
 
     /// Before the instance's `destroy`: removes every plugin it added, refuses new ones, and waits
     /// until each was released (a call in progress on another thread ends first).
-    public func removeAll() {
+    package func removeAll() {
         let plugins = state.withLock { s -> [NativeTimelinePlugin] in
             s.closed = true
             let list = s.order.compactMap { s.plugins[$0] }
@@ -111,7 +111,7 @@ package final class NativePluginRegistry: NativeTimelineService {
     }
 
     /// Reports a problem of this instance's plugins to the client's error handler.
-    public func report(_ message: String) { analytics.value?.report(.plugin(name: ownerKey, message: message)) }
+    package func report(_ message: String) { analytics.value?.report(.plugin(name: ownerKey, message: message)) }
 
     private func detach(_ plugin: NativeTimelinePlugin) {
         plugin.markRemoved()

@@ -10,13 +10,13 @@ import Foundation
 /// `stopping`, `flush`, `destroy` when the worker shuts down.
 package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, EncodedEventConsumer, StopAnnouncing, AbandonableDestination,
     WholeSettingsDestination, EventTypeSelective, SettlesLater, DeliversInRuns, DurablyQueued, FinishesEventsLater, TakesEncodedEvents, @unchecked Sendable {
-    public let key: String
-    public let timeline = Timeline()
-    public let integration: NativeIntegration
-    public let retryPolicy: NativeRetryPolicy
+    package let key: String
+    package let timeline = Timeline()
+    package let integration: NativeIntegration
+    package let retryPolicy: NativeRetryPolicy
     /// `AH_ROLE_WHOLE_SETTINGS`: `update` receives the whole settings document, and only
     /// `integrations[key] == false` keeps events away.
-    public let wholeSettings: Bool
+    package let wholeSettings: Bool
 
     /// Set once by `configure` (on the thread adding the destination), read on failures only.
     let client = Locked(Client())
@@ -47,7 +47,7 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
     /// The tickets of a durable queue's events (set by the worker before the first event).
     var completions: EventCompletions?
 
-    public init(integration: NativeIntegration, retryPolicy: NativeRetryPolicy = NativeRetryPolicy(),
+    package init(integration: NativeIntegration, retryPolicy: NativeRetryPolicy = NativeRetryPolicy(),
                 durability: NativeDurability? = nil) {
         self.key = integration.key
         self.integration = integration
@@ -58,7 +58,7 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
 
     func finishEvents(through completions: EventCompletions) { self.completions = completions }
 
-    public func configure(analytics: Analytics) {
+    package func configure(analytics: Analytics) {
         let stats = analytics.timeline.stats(forKey: key)
         client.withLock { $0 = Client(analytics: WeakAnalytics(analytics), stats: stats) }
         hookTimeout = analytics.configuration.hookTimeout
@@ -75,7 +75,7 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
 
     var receivesWholeSettings: Bool { wholeSettings }
 
-    public func execute(_ event: Event) -> Event? { handle(EncodedEvent(event)) ? event : nil }
+    package func execute(_ event: Event) -> Event? { handle(EncodedEvent(event)) ? event : nil }
 
     func take(_ event: EncodedEvent) { _ = handle(event) }
 
@@ -93,7 +93,7 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
         return perform(event.type.rawValue, countsAsEvent: true) { integration.deliver(event) }
     }
 
-    public func update(settings: Settings, type: UpdateType) {
+    package func update(settings: Settings, type: UpdateType) {
         startIfNeeded()
         unflushed = true
         deliverRun()
@@ -101,14 +101,14 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
         _ = perform("update", countsAsEvent: false) { integration.update(settings: own, kind: type == .initial ? .initial : .refresh) }
     }
 
-    public func reset() {
+    package func reset() {
         startIfNeeded()
         unflushed = true
         deliverRun()
         _ = perform("reset", countsAsEvent: false) { integration.reset() }
     }
 
-    public func flush() {
+    package func flush() {
         startIfNeeded()
         deliverRun()
         let flushed = perform("flush", countsAsEvent: false, { integration.flush() })
@@ -118,7 +118,7 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
     }
 
     /// An application event (on the worker, like every hook); failures are reported, not retried.
-    public func application(_ event: ApplicationEvent) {
+    package func application(_ event: ApplicationEvent) {
         startIfNeeded()
         deliverRun()
         switch integration.application(event) {
@@ -138,7 +138,7 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
 
     /// The worker is stopping: announce it (unless shutdown already did), flush (unless nothing
     /// reached the instance since its last flush), then end the instance.
-    public func shutdown() {
+    package func shutdown() {
         step.withLock { $0 = "lifecycle(stopping)" }
         announceStopping()
         if unflushed || !started {
@@ -209,15 +209,15 @@ package final class NativeDestination: DestinationPlugin, ApplicationLifecycle, 
 /// most (it has its own worker, so nobody else waits). Then the failure is reported.
 package struct NativeRetryPolicy: Sendable, Equatable {
     /// Calls in all, the first one included (at least 1).
-    public var maxAttempts: Int
+    package var maxAttempts: Int
     /// Wait before the second attempt, in seconds; doubled for each further one.
-    public var initialDelay: Double
+    package var initialDelay: Double
     /// Longest single wait of the backoff, in seconds.
-    public var maxDelay: Double
+    package var maxDelay: Double
     /// Longest wait a library's Retry-After (`AH_EXT_RETRY_AFTER`) may ask for, in seconds.
-    public var maxHintedDelay: Double
+    package var maxHintedDelay: Double
 
-    public init(maxAttempts: Int = 4, initialDelay: Double = 0.1, maxDelay: Double = 2, maxHintedDelay: Double = 30) {
+    package init(maxAttempts: Int = 4, initialDelay: Double = 0.1, maxDelay: Double = 2, maxHintedDelay: Double = 30) {
         self.maxAttempts = max(1, maxAttempts)
         self.initialDelay = max(0, initialDelay)
         self.maxDelay = max(0, maxDelay)
@@ -225,7 +225,7 @@ package struct NativeRetryPolicy: Sendable, Equatable {
     }
 
     /// The wait after failed attempt `attempt` (1-based).
-    public func delay(afterAttempt attempt: Int) -> Double {
+    package func delay(afterAttempt attempt: Int) -> Double {
         var delay = initialDelay
         for _ in 1..<max(1, attempt) where delay < maxDelay { delay *= 2 }
         return min(delay, maxDelay)

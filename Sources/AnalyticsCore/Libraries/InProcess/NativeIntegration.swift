@@ -10,7 +10,7 @@ import Synchronization
 /// Thread rule (the header's): calls on one instance must not overlap; the destination worker
 /// that owns the instance guarantees it. Different instances may be used concurrently.
 package final class NativeIntegration: @unchecked Sendable {
-    public let library: NativeLibrary
+    package let library: NativeLibrary
     /// Read for every hook call, written only by `destroy` (on the thread that calls the hooks).
     @exclusivity(unchecked) private var instance: OpaquePointer?
     private let hooks: ah_hooks
@@ -36,14 +36,14 @@ package final class NativeIntegration: @unchecked Sendable {
 
     deinit { destroy() }
 
-    public var key: String { library.info.key }
+    package var key: String { library.info.key }
     /// False once `destroy` ran; every call is then a no-op.
-    public var isAlive: Bool { instance != nil }
+    package var isAlive: Bool { instance != nil }
 
     /// The host leaves this instance behind (a hook of it never returned): it is never called
     /// again and never destroyed, since destroying an instance that is still inside a hook is
     /// not safe; its host table is revoked. Any thread; idempotent.
-    public func abandon() {
+    package func abandon() {
         abandoned.store(true, ordering: .releasing)
         services.revoke()
     }
@@ -57,7 +57,7 @@ package final class NativeIntegration: @unchecked Sendable {
     }
 
     /// Hands an event to the hook of its type (`page` goes to `screen`).
-    public func deliver(_ event: Event) -> NativeHookResult { deliverText(event) }
+    package func deliver(_ event: Event) -> NativeHookResult { deliverText(event) }
 
     func deliver(_ event: EncodedEvent) -> NativeHookResult { deliverText(event) }
 
@@ -72,20 +72,20 @@ package final class NativeIntegration: @unchecked Sendable {
         }
     }
 
-    public func reset() -> NativeHookResult {
+    package func reset() -> NativeHookResult {
         guard let instance = live, let hook = hooks.reset else { return .ok }
         errorBuffer.clear()
         return NativeHookResult(status: hook(instance, errorBuffer.base, errorBuffer.capacity), message: errorBuffer.message, hook: "reset")
     }
 
-    public func flush() -> NativeHookResult {
+    package func flush() -> NativeHookResult {
         guard let instance = live, let hook = hooks.flush else { return .ok }
         errorBuffer.clear()
         return NativeHookResult(status: hook(instance, errorBuffer.base, errorBuffer.capacity), message: errorBuffer.message, hook: "flush")
     }
 
     /// New settings for this integration (the object under its key in `integrations`).
-    public func update(settings: JSONObject, kind: UpdateKind) -> NativeHookResult {
+    package func update(settings: JSONObject, kind: UpdateKind) -> NativeHookResult {
         guard let instance = live, let hook = hooks.update else { return .ok }
         let text = settings.serializedBytes()
         let kindCode = Int32(kind == .initial ? AH_UPDATE_INITIAL : AH_UPDATE_REFRESH)
@@ -99,7 +99,7 @@ package final class NativeIntegration: @unchecked Sendable {
     }
 
     /// Announces a host phase; libraries built against ABI 1.0 have no such hook.
-    public func lifecycle(_ phase: Phase) -> NativeHookResult {
+    package func lifecycle(_ phase: Phase) -> NativeHookResult {
         guard let instance = live, let hook = hooks.lifecycle else { return .ok }
         let code = Int32(phase == .started ? AH_LIFECYCLE_STARTED : AH_LIFECYCLE_STOPPING)
         errorBuffer.clear()
@@ -107,7 +107,7 @@ package final class NativeIntegration: @unchecked Sendable {
     }
 
     /// An application event, through the library's `AH_EXT_APPLICATION` table (a no-op without one).
-    public func application(_ event: ApplicationEvent) -> NativeHookResult {
+    package func application(_ event: ApplicationEvent) -> NativeHookResult {
         guard let instance = live, let hook = library.application?.hook else { return .ok }
         let text = event.json.serializedBytes()
         errorBuffer.clear()
@@ -120,12 +120,12 @@ package final class NativeIntegration: @unchecked Sendable {
     }
 
     /// The timeline plugins this instance added (ABI 1.2), in order.
-    public var timelinePlugins: [NativeTimelinePlugin] { (services.services.timeline as? NativePluginRegistry)?.plugins ?? [] }
+    package var timelinePlugins: [NativeTimelinePlugin] { (services.services.timeline as? NativePluginRegistry)?.plugins ?? [] }
 
     /// Ends the instance (the library stops its threads before returning). Idempotent. The
     /// timeline plugins it added are removed and released first, as the header promises. A
     /// library that calls the host afterwards anyway finds a valid table whose calls do nothing.
-    public func destroy() {
+    package func destroy() {
         guard let instance = live else { return }
         self.instance = nil
         services.services.timeline?.removeAll()
@@ -266,7 +266,7 @@ package enum NativeHookResult: Sendable, Equatable {
         }
     }
 
-    public var isOK: Bool {
+    package var isOK: Bool {
         if case .ok = self { return true }
         return false
     }

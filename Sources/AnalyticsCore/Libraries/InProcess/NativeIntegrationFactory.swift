@@ -2,18 +2,18 @@
 /// library's key appears in the settings' `integrations` map, with that key's settings object, and
 /// destroys it when the key goes away, exactly as for factories written in Swift.
 package struct NativeIntegrationFactory: IntegrationFactory {
-    public let library: NativeLibrary
-    public let retryPolicy: NativeRetryPolicy
+    package let library: NativeLibrary
+    package let retryPolicy: NativeRetryPolicy
 
-    public init(library: NativeLibrary, retryPolicy: NativeRetryPolicy = NativeRetryPolicy()) {
+    package init(library: NativeLibrary, retryPolicy: NativeRetryPolicy = NativeRetryPolicy()) {
         self.library = library
         self.retryPolicy = retryPolicy
     }
 
-    public var key: String { library.key }
+    package var key: String { library.key }
 
     /// A failing `create` throws `PluginLoadError.createFailed` with the library's own text.
-    public func create(settings: JSONObject, analytics: Analytics) throws -> DestinationPlugin {
+    package func create(settings: JSONObject, analytics: Analytics) throws -> DestinationPlugin {
         let instance = try library.makeInstance(settings: settings, services: .forwarding(to: analytics, key: key))
         return NativeDestination(integration: instance, retryPolicy: retryPolicy,
                                  durability: NativeDurability.resolve(settings: settings, library: library.info.durable))
@@ -21,13 +21,13 @@ package struct NativeIntegrationFactory: IntegrationFactory {
 
     /// A whole-settings library (ABI 1.2 role) exists unless `integrations[key]` is exactly false,
     /// and is created with the whole document; any other exists when `integrations` names it.
-    public func creationSettings(from settings: Settings) -> JSONObject? {
+    package func creationSettings(from settings: Settings) -> JSONObject? {
         guard library.info.wantsWholeSettings else { return settings.integrationSettings(forKey: key) }
         return settings.integrations[key] == .bool(false) ? nil : settings.json
     }
 
     /// A destination, or for a library whose role is not a destination, a `NativeUtilityLibrary`.
-    public func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin {
+    package func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin {
         if library.info.isDestination { return try create(settings: settings, analytics: analytics) }
         let instance = try library.makeInstance(settings: settings, services: .forwarding(to: analytics, key: key))
         return NativeUtilityLibrary(integration: instance, timeout: analytics.configuration.flushTimeout)
@@ -36,12 +36,12 @@ package struct NativeIntegrationFactory: IntegrationFactory {
 
 extension PluginLoader.ScanResult {
     /// The loaded libraries as factories for `Configuration.integrationFactories`.
-    public func factories(retryPolicy: NativeRetryPolicy = NativeRetryPolicy()) -> [IntegrationFactory] {
+    package func factories(retryPolicy: NativeRetryPolicy = NativeRetryPolicy()) -> [IntegrationFactory] {
         libraries.map { NativeIntegrationFactory(library: $0, retryPolicy: retryPolicy) }
     }
 }
 
 extension PluginLoadError {
     /// The problem as the client's error handler receives it.
-    public var analyticsError: AnalyticsError { .loader(description) }
+    package var analyticsError: AnalyticsError { .loader(description) }
 }

@@ -19,22 +19,22 @@ import Synchronization
 ///   loaded plugins, loaded destinations) do not encode it again; REPLACE parses the text the
 ///   plugin wrote through the host's `ah_event_output` before `process` returns.
 package final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
-    public let type: PluginType
+    package let type: PluginType
     /// As given by the library (its key when it gave none): in reports, counts and listings.
-    public let name: String
+    package let name: String
     /// The destination whose own timeline this plugin runs in; nil: the client's timeline.
-    public let destinationKey: String?
+    package let destinationKey: String?
     /// The key of the library whose instance added it.
-    public let ownerKey: String
+    package let ownerKey: String
     /// The id `add` returned (never 0).
-    public let id: UInt64
-    public let threadSafe: Bool
-    public let failClosed: Bool
+    package let id: UInt64
+    package let threadSafe: Bool
+    package let failClosed: Bool
 
     /// `process` answers that were failures (reported with the plugin's name).
-    public var errors: Int { errorCount.load(ordering: .relaxed) }
+    package var errors: Int { errorCount.load(ordering: .relaxed) }
     /// Whether `release` was called.
-    public var isReleased: Bool { released.load(ordering: .acquiring) }
+    package var isReleased: Bool { released.load(ordering: .acquiring) }
 
     private let callbacks: ah_timeline_plugin
     private let client: WeakAnalytics
@@ -71,7 +71,7 @@ package final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
 
     // MARK: Events
 
-    public func execute(_ event: Event) -> Event? {
+    package func execute(_ event: Event) -> Event? {
         guard let process = callbacks.process, enter() else { return event }
         defer { leave() }
         if threadSafe { pthread_rwlock_rdlock(lock) } else { pthread_rwlock_wrlock(lock) }
@@ -140,7 +140,7 @@ package final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
 
     // MARK: Settings, reset, flush
 
-    public func update(settings: Settings, type: UpdateType) {
+    package func update(settings: Settings, type: UpdateType) {
         guard let update = callbacks.update else { return }
         let text = settings.json.serializedBytes()
         let kind = Int32(type == .initial ? AH_UPDATE_INITIAL : AH_UPDATE_REFRESH)
@@ -151,19 +151,19 @@ package final class NativeTimelinePlugin: EventPlugin, @unchecked Sendable {
         }
     }
 
-    public func reset() {
+    package func reset() {
         guard let reset = callbacks.reset else { return }
         exclusive { reset(callbacks.ctx) }
     }
 
-    public func flush() {
+    package func flush() {
         guard let flush = callbacks.flush else { return }
         exclusive { flush(callbacks.ctx) }
     }
 
     /// Leaving one timeline (a destination that goes away) is not the end of the plugin: it is
     /// attached again to the next destination with its key. `release` comes with `remove`.
-    public func shutdown() {}
+    package func shutdown() {}
 
     private func exclusive(_ body: () -> Void) {
         guard enter() else { return }

@@ -9,9 +9,9 @@ import Foundation
 /// Order at the end: `lifecycle(stopping)`, `flush`, its timeline plugins removed and released,
 /// then `destroy`.
 package final class NativeUtilityLibrary: EventPlugin, ApplicationLifecycle, StopsWithProducers, @unchecked Sendable {
-    public let type = PluginType.utility
-    public let key: String
-    public let integration: NativeIntegration
+    package let type = PluginType.utility
+    package let key: String
+    package let integration: NativeIntegration
     private let thread: InstanceThread
     private let client = Locked(WeakAnalytics())
     /// Touched on the instance's thread only.
@@ -19,7 +19,7 @@ package final class NativeUtilityLibrary: EventPlugin, ApplicationLifecycle, Sto
     /// Longest wait for a flush or the shutdown to finish on the instance's thread.
     private let timeout: Double
 
-    public init(integration: NativeIntegration, timeout: Double = 10) {
+    package init(integration: NativeIntegration, timeout: Double = 10) {
         self.key = integration.key
         self.integration = integration
         self.timeout = timeout
@@ -31,21 +31,21 @@ package final class NativeUtilityLibrary: EventPlugin, ApplicationLifecycle, Sto
     deinit { thread.stop(timeout: 0) {} }
 
     /// The timeline plugins the instance added, in order.
-    public var plugins: [NativeTimelinePlugin] { integration.timelinePlugins }
+    package var plugins: [NativeTimelinePlugin] { integration.timelinePlugins }
 
-    public func configure(analytics: Analytics) {
+    package func configure(analytics: Analytics) {
         client.withLock { $0 = WeakAnalytics(analytics) }
         thread.submit { [self] in startIfNeeded() }
     }
 
-    public func update(settings: Settings, type: UpdateType) {
+    package func update(settings: Settings, type: UpdateType) {
         thread.submit { [self] in
             startIfNeeded()
             report("update", integration.update(settings: settings.json, kind: type == .initial ? .initial : .refresh))
         }
     }
 
-    public func reset() {
+    package func reset() {
         thread.submit { [self] in
             startIfNeeded()
             report("reset", integration.reset())
@@ -53,7 +53,7 @@ package final class NativeUtilityLibrary: EventPlugin, ApplicationLifecycle, Sto
     }
 
     /// Waits (bounded) so that a flush of the client covers this instance too.
-    public func flush() {
+    package func flush() {
         thread.perform(timeout: timeout) { [self] in
             startIfNeeded()
             report("flush", integration.flush())
@@ -61,14 +61,14 @@ package final class NativeUtilityLibrary: EventPlugin, ApplicationLifecycle, Sto
     }
 
     /// An application event, on the instance's thread after what was asked before it.
-    public func application(_ event: ApplicationEvent) {
+    package func application(_ event: ApplicationEvent) {
         thread.submit { [self] in
             startIfNeeded()
             report("application_event(\(event.name))", integration.application(event))
         }
     }
 
-    public func shutdown() {
+    package func shutdown() {
         let stopped = thread.stop(timeout: timeout) { [self] in
             if started { report("lifecycle(stopping)", integration.lifecycle(.stopping)) }
             report("flush", integration.flush())

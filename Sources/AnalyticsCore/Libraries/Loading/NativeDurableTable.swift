@@ -4,9 +4,9 @@ import CAnalyticsABI
 /// until each one is finished. Read once at load time, within the size the library declared.
 package struct NativeDurability: Sendable, Equatable {
     /// The queue's disk cap the library asked for; nil: the host's default.
-    public var maxDiskBytes: Int?
+    package var maxDiskBytes: Int?
 
-    public init(maxDiskBytes: Int? = nil) { self.maxDiskBytes = maxDiskBytes }
+    package init(maxDiskBytes: Int? = nil) { self.maxDiskBytes = maxDiskBytes }
 
     /// The library's wish, nil when it offers no table. A table shorter than its /1 layout is
     /// refused like any malformed struct (the library is not loaded).

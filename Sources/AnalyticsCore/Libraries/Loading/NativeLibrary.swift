@@ -4,7 +4,7 @@ import CAnalyticsABI
 /// (it needs settings), and a library may have several instances. Never unloaded.
 package final class NativeLibrary: @unchecked Sendable {
     /// What the library declared (file, key, version, ABI, language/toolchain, hooks).
-    public let info: NativeLibraryInfo
+    package let info: NativeLibraryInfo
 
     let library: DynamicLibrary
     /// The library's `create`, checked non-NULL.
@@ -36,12 +36,12 @@ package final class NativeLibrary: @unchecked Sendable {
         self.hooks = hooks
     }
 
-    public var key: String { info.key }
-    public var file: String { info.file }
+    package var key: String { info.key }
+    package var file: String { info.file }
 
     /// Creates an instance with this integration's settings object (`integrations[key]`).
     /// A failing `create` becomes `.createFailed` carrying the library's own error text.
-    public func makeInstance(settings: JSONObject = [:], services: HostServices) throws(PluginLoadError) -> NativeIntegration {
+    package func makeInstance(settings: JSONObject = [:], services: HostServices) throws(PluginLoadError) -> NativeIntegration {
         let table = HostTable(services)
         let text = settings.serializedBytes()
         let errorBuffer = ErrorBuffer()
@@ -69,28 +69,28 @@ package final class NativeLibrary: @unchecked Sendable {
 /// What a loaded library declared about itself: the row an `analytics-host plugins` listing shows.
 package struct NativeLibraryInfo: Sendable, Equatable {
     /// The library file, as found in the plugins directory.
-    public let file: String
+    package let file: String
     /// The integration key settings and the `integrations` option refer to.
-    public let key: String
+    package let key: String
     /// The library's own version string.
-    public let version: String
+    package let version: String
     /// The ABI version the library was compiled against.
-    public let abiVersion: ABIVersion
+    package let abiVersion: ABIVersion
     /// "c", "swift", or what the library declared.
-    public let language: String
+    package let language: String
     /// The toolchain the library declared (checked for Swift libraries), if any.
-    public let toolchain: String?
+    package let toolchain: String?
     /// The hooks the library implements.
-    public let hooks: NativeHooks
+    package let hooks: NativeHooks
     /// What its instances are (ABI 1.2 `AH_EXT_ROLE`; a destination when the library does not say).
-    public let role: NativeRole
+    package let role: NativeRole
     /// Whether it asks that its events be kept on disk until finished (ABI 1.3 `AH_EXT_DURABLE`).
-    public var durable: NativeDurability? = nil
+    package var durable: NativeDurability? = nil
 
     /// A destination: created from `integrations`, fed events by its own worker.
-    public var isDestination: Bool { role.contains(.destination) }
+    package var isDestination: Bool { role.contains(.destination) }
     /// Created whatever `integrations` names (unless its entry is `false`), with the whole settings.
-    public var wantsWholeSettings: Bool { role.contains(.wholeSettings) }
+    package var wantsWholeSettings: Bool { role.contains(.wholeSettings) }
 
     /// Whether the library implements the hook for this type of event (a NULL hook is a no-op).
     func handles(_ type: EventType) -> Bool {
@@ -110,14 +110,14 @@ package struct NativeLibraryInfo: Sendable, Equatable {
 /// whole settings document and is created whatever `integrations` names, or both. A library that
 /// does not say (every 1.0/1.1 library) is a destination, as before 1.2.
 package struct NativeRole: OptionSet, Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Per-event hooks through its own worker and timeline; routed by `integrations`.
-    public static let destination = NativeRole(rawValue: UInt32(AH_ROLE_DESTINATION))
+    package static let destination = NativeRole(rawValue: UInt32(AH_ROLE_DESTINATION))
     /// Created at start-up unless `integrations[key]` is exactly false; `create` and `update` get
     /// the whole settings document.
-    public static let wholeSettings = NativeRole(rawValue: UInt32(AH_ROLE_WHOLE_SETTINGS))
+    package static let wholeSettings = NativeRole(rawValue: UInt32(AH_ROLE_WHOLE_SETTINGS))
 
     /// The role from a library's `flags` (0 reads as a destination, unknown bits are ignored).
     init(flags: UInt32) {
@@ -126,7 +126,7 @@ package struct NativeRole: OptionSet, Sendable, Hashable, CustomStringConvertibl
     }
 
     /// E.g. "destination", "whole-settings", "destination+whole-settings".
-    public var description: String {
+    package var description: String {
         var parts: [String] = []
         if contains(.destination) { parts.append("destination") }
         if contains(.wholeSettings) { parts.append("whole-settings") }
@@ -137,37 +137,37 @@ package struct NativeRole: OptionSet, Sendable, Hashable, CustomStringConvertibl
 /// Which optional hooks a library implements, recorded at load time so that an inspector can list
 /// them without creating an instance.
 package struct NativeHooks: OptionSet, Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: UInt16
-    public init(rawValue: UInt16) { self.rawValue = rawValue }
+    package let rawValue: UInt16
+    package init(rawValue: UInt16) { self.rawValue = rawValue }
 
-    public static let identify = NativeHooks(rawValue: 1 << 0)
-    public static let track = NativeHooks(rawValue: 1 << 1)
-    public static let screen = NativeHooks(rawValue: 1 << 2)
-    public static let group = NativeHooks(rawValue: 1 << 3)
-    public static let alias = NativeHooks(rawValue: 1 << 4)
-    public static let reset = NativeHooks(rawValue: 1 << 5)
-    public static let flush = NativeHooks(rawValue: 1 << 6)
-    public static let update = NativeHooks(rawValue: 1 << 7)
-    public static let destroy = NativeHooks(rawValue: 1 << 8)
-    public static let lifecycle = NativeHooks(rawValue: 1 << 9)
+    package static let identify = NativeHooks(rawValue: 1 << 0)
+    package static let track = NativeHooks(rawValue: 1 << 1)
+    package static let screen = NativeHooks(rawValue: 1 << 2)
+    package static let group = NativeHooks(rawValue: 1 << 3)
+    package static let alias = NativeHooks(rawValue: 1 << 4)
+    package static let reset = NativeHooks(rawValue: 1 << 5)
+    package static let flush = NativeHooks(rawValue: 1 << 6)
+    package static let update = NativeHooks(rawValue: 1 << 7)
+    package static let destroy = NativeHooks(rawValue: 1 << 8)
+    package static let lifecycle = NativeHooks(rawValue: 1 << 9)
     /// `application_event` of the `AH_EXT_APPLICATION` table (not a field of ah_hooks).
-    public static let application = NativeHooks(rawValue: 1 << 10)
+    package static let application = NativeHooks(rawValue: 1 << 10)
     /// `events` of the `AH_EXT_BATCH` table (ABI 1.3).
-    public static let batch = NativeHooks(rawValue: 1 << 11)
+    package static let batch = NativeHooks(rawValue: 1 << 11)
     /// `notice` of the `AH_EXT_NOTICES` table (ABI 1.3).
-    public static let notice = NativeHooks(rawValue: 1 << 12)
+    package static let notice = NativeHooks(rawValue: 1 << 12)
 
     /// In header order, with the names used in `include/analytics_plugin.h`.
-    public static let named: [(NativeHooks, String)] = [
+    package static let named: [(NativeHooks, String)] = [
         (.identify, "identify"), (.track, "track"), (.screen, "screen"), (.group, "group"),
         (.alias, "alias"), (.reset, "reset"), (.flush, "flush"), (.update, "update"),
         (.destroy, "destroy"), (.lifecycle, "lifecycle"), (.application, "application_event"), (.batch, "events"), (.notice, "notice"),
     ]
 
     /// The implemented hooks' names, in header order.
-    public var names: [String] { Self.named.filter { contains($0.0) }.map(\.1) }
+    package var names: [String] { Self.named.filter { contains($0.0) }.map(\.1) }
 
-    public var description: String { names.joined(separator: ",") }
+    package var description: String { names.joined(separator: ",") }
 
     /// The set a (size-checked, zero-extended) hooks table implements.
     init(_ table: ah_hooks) {

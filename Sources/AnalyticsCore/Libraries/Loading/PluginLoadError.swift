@@ -4,10 +4,10 @@
 /// and keeps going with the libraries that did load.
 package struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The library file (or the plugins directory) the problem is about.
-    public let file: String
-    public let reason: Reason
+    package let file: String
+    package let reason: Reason
 
-    public init(file: String, reason: Reason) {
+    package init(file: String, reason: Reason) {
         self.file = file
         self.reason = reason
     }
@@ -42,10 +42,10 @@ package struct PluginLoadError: Error, Sendable, Equatable, CustomStringConverti
         case runnerFailed(String)
     }
 
-    public var description: String { "\(file): \(reasonText)" }
+    package var description: String { "\(file): \(reasonText)" }
 
     /// The reason alone, in words.
-    public var reasonText: String {
+    package var reasonText: String {
         switch reason {
         case .directoryMissing:
             return "plugins directory does not exist"

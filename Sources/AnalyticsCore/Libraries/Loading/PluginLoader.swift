@@ -25,15 +25,15 @@ package struct PluginLoader: Sendable {
         public var problems: [PluginLoadError]
     }
 
-    public var configuration: Configuration
+    package var configuration: Configuration
 
-    public init(configuration: Configuration = Configuration()) {
+    package init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
 
     /// Loads every `*.so` of `directory`. Libraries that declare the same key are all refused,
     /// each naming the others, since neither can be preferred safely.
-    public func scan(directory: String) -> ScanResult {
+    package func scan(directory: String) -> ScanResult {
         let listing = PluginDirectory.list(directory, allowInsecure: configuration.allowGroupOrOtherWritable)
         var problems = listing.problems
         var loaded: [NativeLibrary] = []
@@ -60,7 +60,7 @@ package struct PluginLoader: Sendable {
     }
 
     /// Loads one library file, checking its permissions first (unless allowed).
-    public func load(file: String) throws(PluginLoadError) -> NativeLibrary {
+    package func load(file: String) throws(PluginLoadError) -> NativeLibrary {
         if !configuration.allowGroupOrOtherWritable {
             if let why = FilePermissions.insecurity(of: file, what: "library file") {
                 throw PluginLoadError(file: file, reason: .insecurePermissions(why))

@@ -7,7 +7,7 @@ import CAnalyticsABI
 /// the version of the clang embedded in swiftc, which names the toolchain's llvm-project commit.
 package enum SwiftToolchain {
     /// E.g. `Swift 6.3 (clang 21.0.0 (https://github.com/swiftlang/llvm-project.git 11673e66…))`.
-    public static let current: String = "Swift \(languageVersion) (\(String(cString: ah_compiler_ident())))"
+    package static let current: String = "Swift \(languageVersion) (\(String(cString: ah_compiler_ident())))"
 
     /// Major.minor of the compiler, resolved at compile time.
     static var languageVersion: String {

@@ -187,9 +187,9 @@ final class IsolatedProcess: @unchecked Sendable {
 /// Where `analytics-plugin-runner` is: next to the running executable, else
 /// `Configuration.pluginRunnerPath`, else the environment's ANALYTICS_PLUGIN_RUNNER.
 package enum PluginRunnerLocator {
-    public static let executableName = "analytics-plugin-runner"
+    package static let executableName = "analytics-plugin-runner"
 
-    public static func find(configured: String? = nil) -> String? {
+    package static func find(configured: String? = nil) -> String? {
         var candidates: [String] = []
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             candidates.append((exe as NSString).deletingLastPathComponent + "/" + executableName)

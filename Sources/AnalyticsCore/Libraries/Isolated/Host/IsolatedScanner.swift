@@ -7,23 +7,23 @@ import Glibc
 /// inode (and this host's version and toolchain), so a start-up with unchanged libraries spawns
 /// nothing.
 package struct IsolatedScanner: Sendable {
-    public var runner: String
-    public var allowGroupOrOtherWritable = false
+    package var runner: String
+    package var allowGroupOrOtherWritable = false
     /// Who the scan's runners run as when the host is root (`RunnerUser`).
-    public var user = RunnerUser.nobody
+    package var user = RunnerUser.nobody
     /// The cache file; nil: none.
-    public var cacheFile: String?
+    package var cacheFile: String?
     /// Longest wait for one library to load in its runner.
-    public var timeout = 10.0
+    package var timeout = 10.0
 
-    public init(runner: String, allowGroupOrOtherWritable: Bool = false, cacheFile: String? = nil) {
+    package init(runner: String, allowGroupOrOtherWritable: Bool = false, cacheFile: String? = nil) {
         self.runner = runner
         self.allowGroupOrOtherWritable = allowGroupOrOtherWritable
         self.cacheFile = cacheFile
     }
 
     /// The default cache: `$XDG_CACHE_HOME/analytics-host/plugin-scan.json`, else under `~/.cache`.
-    public static func defaultCacheFile() -> String {
+    package static func defaultCacheFile() -> String {
         let env = ProcessInfo.processInfo.environment
         let base = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? ((env["HOME"] ?? NSTemporaryDirectory()) + "/.cache")
         return base + "/analytics-host/plugin-scan.json"
@@ -37,7 +37,7 @@ package struct IsolatedScanner: Sendable {
         public var cached: Int
     }
 
-    public func scan(directory: String) -> Result {
+    package func scan(directory: String) -> Result {
         let listing = PluginDirectory.list(directory, allowInsecure: allowGroupOrOtherWritable)
         var cache = cacheFile.map(ScanCache.load) ?? [:]
         let files = listing.files

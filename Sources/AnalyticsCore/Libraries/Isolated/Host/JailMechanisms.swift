@@ -4,10 +4,10 @@ import CProcessControl
 /// docs (docs/isolation.md lists what each covers).
 package enum JailMechanisms {
     /// The Landlock ABI of this kernel, 0 without Landlock.
-    public static let landlockABI = Int(ah_process_landlock_abi())
+    package static let landlockABI = Int(ah_process_landlock_abi())
 
     /// One line per mechanism: what holds here, and what does not and why.
-    public static var summary: [String] {
+    package static var summary: [String] {
         var lines = ["seccomp filter (signals only to itself, no new processes, no terminal input, no sockets but AF_UNIX "
                      + "unless granted, no io_uring/memfd/eBPF/namespaces; each refusal reported once)",
                      "own session, no capabilities, no_new_privs, cleaned environment, output prefixed by the host"]

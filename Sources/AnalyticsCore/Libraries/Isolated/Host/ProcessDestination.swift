@@ -20,9 +20,9 @@ import Glibc
 /// column is delivered − failed).
 package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle, StopAnnouncing, WholeSettingsDestination,
     EventTypeSelective, DurablyQueued, FinishesEventsLater, TakesEncodedEvents, @unchecked Sendable {
-    public let key: String
-    public let timeline = Timeline()
-    public let info: NativeLibraryInfo
+    package let key: String
+    package let timeline = Timeline()
+    package let info: NativeLibraryInfo
 
     let runner: String
     let limits: IsolationConfiguration
@@ -192,13 +192,13 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
         thread.start()
     }
 
-    public func configure(analytics: Analytics) {
+    package func configure(analytics: Analytics) {
         let stats = analytics.timeline.stats(forKey: key)
         client.withLock { $0.analytics = WeakAnalytics(analytics); $0.stats = stats }
     }
 
     /// Whether the library was disabled after crashing too often (and why).
-    public var disabledReason: String? {
+    package var disabledReason: String? {
         condition.lock()
         defer { condition.unlock() }
         return disabled
@@ -206,7 +206,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
 
     // MARK: Worker side
 
-    public func execute(_ event: Event) -> Event? {
+    package func execute(_ event: Event) -> Event? {
         take(EncodedEvent(event))
         return event
     }
@@ -221,7 +221,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
 
     func finishEvents(through completions: EventCompletions) { self.completions.withLock { $0 = completions } }
 
-    public func update(settings: Settings, type: UpdateType) {
+    package func update(settings: Settings, type: UpdateType) {
         startIfNeeded()
         unflushed = true
         let own = (wholeSettings ? settings.json : settings.integrationSettings(forKey: key) ?? [:]).serializedBytes()
@@ -229,7 +229,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
         enqueue(Item(op: type == .initial ? .updateInitial : .updateRefresh, bytes: own))
     }
 
-    public func reset() {
+    package func reset() {
         startIfNeeded()
         unflushed = true
         enqueue(Item(op: .reset))
@@ -237,7 +237,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
 
     /// Waits until the child flushed (or the flush was given up): a flush of the client covers
     /// every event queued here before it.
-    public func flush() {
+    package func flush() {
         startIfNeeded()
         let item = Item(op: .flush, waits: true)
         enqueue(item)
@@ -248,7 +248,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     /// An application event, in the ordered stream with everything the worker handed over before
     /// it, one-way as in-process. Only to a library that offers AH_EXT_APPLICATION (its info,
     /// from the runner's load, says so): no round trip for one that would ignore it.
-    public func application(_ event: ApplicationEvent) {
+    package func application(_ event: ApplicationEvent) {
         startIfNeeded()
         guard info.hooks.contains(.application) else { return }
         enqueue(Item(op: .application, bytes: IsolationWire.applicationItem(event)))
@@ -272,7 +272,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     /// nothing reached it since its last flush (as `NativeDestination`); a library that is not a
     /// destination always is (`alwaysFlush`, as `NativeUtilityLibrary`).
     /// Bounded by `hookTimeout`: a child still busy then is killed and what it held counted failed.
-    public func shutdown() { shutdown(alwaysFlush: false) }
+    package func shutdown() { shutdown(alwaysFlush: false) }
 
     func shutdown(alwaysFlush: Bool) {
         announceStopping()

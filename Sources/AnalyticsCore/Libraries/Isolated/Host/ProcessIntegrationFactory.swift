@@ -3,22 +3,22 @@
 /// what it makes is a `ProcessDestination` whose library runs in `analytics-plugin-runner`. The
 /// host itself never opens the library.
 package struct ProcessIntegrationFactory: IntegrationFactory {
-    public let info: NativeLibraryInfo
-    public let runner: String
+    package let info: NativeLibraryInfo
+    package let runner: String
 
-    public init(info: NativeLibraryInfo, runner: String) {
+    package init(info: NativeLibraryInfo, runner: String) {
         self.info = info
         self.runner = runner
     }
 
-    public var key: String { info.key }
+    package var key: String { info.key }
 
-    public func create(settings: JSONObject, analytics: Analytics) throws -> DestinationPlugin {
+    package func create(settings: JSONObject, analytics: Analytics) throws -> DestinationPlugin {
         ProcessDestination(info: info, runner: runner, settings: settings, analytics: analytics)
     }
 
     /// As for in-process libraries: whole-settings libraries exist unless `integrations[key]` is false.
-    public func creationSettings(from settings: Settings) -> JSONObject? {
+    package func creationSettings(from settings: Settings) -> JSONObject? {
         guard info.wantsWholeSettings else { return settings.integrationSettings(forKey: key) }
         return settings.integrations[key] == .bool(false) ? nil : settings.json
     }
@@ -26,7 +26,7 @@ package struct ProcessIntegrationFactory: IntegrationFactory {
     /// A destination becomes a ``ProcessDestination``; a library that only adds timeline plugins
     /// (no `AH_ROLE_DESTINATION`) a ``ProcessUtilityLibrary``, whose plugins the host calls across the
     /// process boundary for every event.
-    public func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin {
+    package func makePlugin(settings: JSONObject, analytics: Analytics) throws -> Plugin {
         let instance = ProcessDestination(info: info, runner: runner, settings: settings, analytics: analytics)
         return info.isDestination ? instance : ProcessUtilityLibrary(instance: instance)
     }

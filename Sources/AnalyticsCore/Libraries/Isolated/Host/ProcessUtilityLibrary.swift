@@ -5,8 +5,8 @@
 /// destination's; it simply never receives events at the destination stage. Its plugins run
 /// through ``IsolatedPlugins``.
 package final class ProcessUtilityLibrary: EventPlugin, ApplicationLifecycle, StopsWithProducers, @unchecked Sendable {
-    public let type = PluginType.utility
-    public let key: String
+    package let type = PluginType.utility
+    package let key: String
     /// The runner machinery (settings, reset, flush, lifecycle, application events and shutdown
     /// go through it).
     let instance: ProcessDestination
@@ -17,13 +17,13 @@ package final class ProcessUtilityLibrary: EventPlugin, ApplicationLifecycle, St
     }
 
     /// Whether the library was disabled after crashing too often (and why).
-    public var disabledReason: String? { instance.disabledReason }
+    package var disabledReason: String? { instance.disabledReason }
 
-    public func configure(analytics: Analytics) { instance.configure(analytics: analytics) }
-    public func update(settings: Settings, type: UpdateType) { instance.update(settings: settings, type: type) }
-    public func reset() { instance.reset() }
-    public func flush() { instance.flush() }
+    package func configure(analytics: Analytics) { instance.configure(analytics: analytics) }
+    package func update(settings: Settings, type: UpdateType) { instance.update(settings: settings, type: type) }
+    package func reset() { instance.reset() }
+    package func flush() { instance.flush() }
     /// An application event, in order with the instance's other calls (as `NativeUtilityLibrary`).
-    public func application(_ event: ApplicationEvent) { instance.application(event) }
-    public func shutdown() { instance.shutdown(alwaysFlush: true) }
+    package func application(_ event: ApplicationEvent) { instance.application(event) }
+    package func shutdown() { instance.shutdown(alwaysFlush: true) }
 }

@@ -13,11 +13,11 @@ import Glibc
 /// header's "[serialized]" rule. Library threads may call the host at any time; writes to fd 4 are
 /// serialized by a lock.
 package enum PluginRunner {
-    public static let commandsFd: Int32 = 3
-    public static let resultsFd: Int32 = 4
+    package static let commandsFd: Int32 = 3
+    package static let resultsFd: Int32 = 4
 
     /// `--scan FILE`: loads the library, reports its info (or why it cannot be used), exits.
-    public static func scan(file: String, toolchain: String) -> Int32 {
+    package static func scan(file: String, toolchain: String) -> Int32 {
         let out = Output(fd: resultsFd)
         out.sendLoadOutcome(file: file, toolchain: toolchain)
         return 0
@@ -25,7 +25,7 @@ package enum PluginRunner {
 
     /// `--serve FILE`: loads the library, creates one instance when asked and runs batches until
     /// the host closes the pipe (or after `destroy`).
-    public static func serve(file: String, toolchain: String) -> Int32 {
+    package static func serve(file: String, toolchain: String) -> Int32 {
         let out = Output(fd: resultsFd)
         guard let library = out.sendLoadOutcome(file: file, toolchain: toolchain) else { return 0 }
         let server = Server(library: library, out: out)

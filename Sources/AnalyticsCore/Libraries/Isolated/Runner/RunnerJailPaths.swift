@@ -9,14 +9,14 @@ import Glibc
 /// settings, queue, user state, scan cache or plugin directories (unless one of them is inside a
 /// granted path).
 package enum RunnerJailPaths {
-    public static let system = [
+    package static let system = [
         "/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32", "/usr/share/zoneinfo", "/usr/share/locale",
         "/usr/share/icu", "/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/certs", "/etc/ca-certificates",
         "/proc/self", "/sys/devices/system/cpu", "/dev/urandom", "/dev/random", "/dev/zero",
     ]
 
     /// Paths to read and paths to write for a runner loading `library`.
-    public static func paths(library: String, own: String?, granted: [String], grantedRead: [String] = []) -> (read: [String], write: [String]) {
+    package static func paths(library: String, own: String?, granted: [String], grantedRead: [String] = []) -> (read: [String], write: [String]) {
         var read = system + grantedRead
         read.append(contentsOf: mappedDirectories())
         read.append((library as NSString).deletingLastPathComponent)
