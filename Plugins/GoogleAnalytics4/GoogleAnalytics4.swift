@@ -5,9 +5,9 @@
 // The Measurement Protocol answers 2xx even for events it drops, so this library checks GA4's
 // rules itself (names, reserved names, parameter counts and lengths) and refuses, with a reason,
 // what GA4 would silently drop. With a host that offers finish-later and its HTTP requests (ABI
-// 1.3) events are batched across calls (GA4Uploads) and each call is answered when GA4 answered
-// the request that carried it; with an older host each call is sent on its own and answered when
-// GA4 answered.
+// 1.3) events are batched across calls (GA4Uploads, on the kit's UploadQueue) and each call is
+// answered when GA4 answered the request that carried it; with an older host each call is sent on
+// its own and answered when GA4 answered.
 
 import AnalyticsIntegration
 import Foundation
@@ -58,7 +58,7 @@ public final class GoogleAnalytics4: Integration, EventLaterHooks, ResetHook, Se
         let configuration = try Configuration(settings: settings)
         self.configuration = configuration
         self.host = host
-        uploads = host.http.map { GA4Uploads(http: $0, url: configuration.url, timeout: configuration.timeoutSeconds, maxPending: host.maxPending) }
+        uploads = host.http.map { GA4Uploads(http: $0, host: host, url: configuration.url, timeout: configuration.timeoutSeconds) }
     }
 
     public func track(_ event: TrackEvent, completion: Completion) throws { try send(event.raw, completion) }
@@ -114,7 +114,7 @@ public final class GoogleAnalytics4: Integration, EventLaterHooks, ResetHook, Se
             throw IntegrationError.permanent(error.reason)
         }
         if let uploads {
-            uploads.hold(body, completion, now: !completion.mayFinishLater)
+            uploads.hold(body, completion)
             return
         }
         try post(body)

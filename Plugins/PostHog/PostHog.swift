@@ -5,9 +5,9 @@
 //
 // With a host that offers finish-later and its HTTP requests (ABI 1.3), events are batched across
 // calls and each call is answered when PostHog acknowledged the request that carried its event
-// (PostHogUploads): the library needs no HTTP client of its own, and in process mode no network
-// grant. With an older host each call sends its own request (PostHogDelivery) and returns when
-// PostHog answered.
+// (PostHogUploads, on the kit's UploadQueue): the library needs no HTTP client of its own, and
+// in process mode no network grant. With an older host each call sends its own request
+// (PostHogDelivery) and returns when PostHog answered.
 
 import AnalyticsIntegration
 import Foundation
@@ -27,7 +27,7 @@ public final class PostHog: Integration, EventLaterHooks, ResetHook, SettingsHoo
     public init(settings: JSONObject, host: IntegrationHost) throws {
         let configuration = try PostHogConfiguration(settings: settings)
         self.host = host
-        uploads = host.http.map { PostHogUploads(http: $0, configuration: configuration, maxPending: host.maxPending) }
+        uploads = host.http.map { PostHogUploads(http: $0, host: host, configuration: configuration) }
         // Its own HTTP client only for a host without one to lend (the client starts threads).
         var transport: PostHogDelivery.Transport = { _, _, _ in .failed("not used: requests go through the host") }
         if uploads == nil { transport = PostHogDelivery.urlSessionTransport(timeout: configuration.timeoutSeconds) }
@@ -70,7 +70,7 @@ public final class PostHog: Integration, EventLaterHooks, ResetHook, SettingsHoo
             throw IntegrationError.permanent(error.reason)
         }
         if let uploads {
-            try uploads.hold(capture, completion, now: !completion.mayFinishLater)
+            try uploads.hold(capture, completion)
             return
         }
         switch delivery.deliver([capture])[0] {

@@ -59,6 +59,14 @@ public struct HostHTTP: @unchecked Sendable {
             let wanted = name.lowercased()
             return headers.first { $0.name.lowercased() == wanted }?.value
         }
+
+        /// `Retry-After` in seconds when the server gave it as a number (an HTTP date is left to
+        /// the host's own backoff); nil otherwise.
+        public var retryAfterSeconds: Double? {
+            guard let text = header("Retry-After"), let seconds = Double(text.trimmingCharacters(in: .whitespaces)),
+                  seconds.isFinite, seconds >= 0 else { return nil }
+            return seconds
+        }
     }
 
     /// Starts `request`; `done` is called exactly once, later, on a host thread (never from

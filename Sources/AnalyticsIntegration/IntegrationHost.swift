@@ -14,6 +14,8 @@ public struct IntegrationHost: @unchecked Sendable {
     let finishLater: FinishLaterTable?
     /// The host's HTTP client for uploads (ABI 1.3 `AH_EXT_HTTP_REQUESTS`), when it offers one.
     public let http: HostHTTP?
+    /// `AH_EXT_RETRY_AFTER`, when the host offers it (ABI 1.3): see ``retryAfter(seconds:)``.
+    let retryAfterTable: RetryAfterTable?
 
     /// `finishesLater`: the integration has hooks in their completion form. Only then is
     /// `AH_EXT_FINISH_LATER` looked up: the host arms a token for every event call of a library
@@ -25,6 +27,7 @@ public struct IntegrationHost: @unchecked Sendable {
         guard Int(host.size) >= getExtension + MemoryLayout<UnsafeRawPointer>.size else {
             finishLater = nil
             http = nil
+            retryAfterTable = nil
             return
         }
         if finishesLater, let raw = host.get_extension(host.ctx, AH_EXT_FINISH_LATER),
@@ -39,6 +42,23 @@ public struct IntegrationHost: @unchecked Sendable {
         } else {
             http = nil
         }
+        if let raw = host.get_extension(host.ctx, AH_EXT_RETRY_AFTER),
+           raw.load(as: UInt32.self) >= UInt32(MemoryLayout<ah_host_retry_after>.size) {
+            retryAfterTable = RetryAfterTable(table: raw.assumingMemoryBound(to: ah_host_retry_after.self), ctx: host.ctx)
+        } else {
+            retryAfterTable = nil
+        }
+    }
+
+    /// Tells the host that the vendor asked to wait `seconds` (a 429 or 503 with Retry-After)
+    /// before the instance's next retry, so its backoff honours the vendor rather than guessing.
+    /// Say it before answering the call `.retryable`. False when the host has no
+    /// `AH_EXT_RETRY_AFTER` (it then backs off on its own), the instance ended, or `seconds` is
+    /// not a positive wait under a day. Any thread, never blocks.
+    @discardableResult
+    public func retryAfter(seconds: Double) -> Bool {
+        guard let retryAfterTable, seconds > 0, seconds < 86_400 else { return false }
+        return retryAfterTable.table.pointee.retry_after(retryAfterTable.ctx, UInt32((seconds * 1000).rounded(.up))) == ah_status(AH_OK)
     }
 
     /// How many calls of this instance may be pending at once (hooks in their completion form);
@@ -114,4 +134,11 @@ public struct IntegrationHost: @unchecked Sendable {
             capacity = Int(result.0) + 1
         }
     }
+}
+
+/// The host's `AH_EXT_RETRY_AFTER` table.
+struct RetryAfterTable: @unchecked Sendable {
+    // @unchecked: a host-owned immutable table, valid until the instance ends.
+    let table: UnsafePointer<ah_host_retry_after>
+    let ctx: UnsafeMutableRawPointer?
 }
