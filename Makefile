@@ -168,8 +168,7 @@ $(PLUGINS_DIR)/libredact.so: Plugins/Redact/redact.c include/analytics_plugin.h
 # Every example library of Plugins/ through `analytics-host validate` (each check in a runner
 # process, as the user `run`'s runners are: 65534 under a root host), with settings that create an
 # instance: File and Metrics write beneath a directory that user may write; the vendors' requests
-# are answered by the validator (refused), never sent. Webhooks posts through its own URLSession,
-# whose threads outlive destroy: it is validated with {} until it uses the host's HTTP requests.
+# are answered by the validator (refused), never sent; so are Webhooks' posts.
 VALIDATE_DIR := $(abspath $(BUILD_DIR))/validate
 validate: build plugins
 	@mkdir -p $(VALIDATE_DIR) && chmod 1777 $(VALIDATE_DIR)
@@ -179,6 +178,7 @@ validate: build plugins
 		*libfile.so) settings='{"path":"$(VALIDATE_DIR)/file.ndjson"}';; \
 		*libMetricsIntegration.so) settings='{"path":"$(VALIDATE_DIR)/metrics.json"}';; \
 		*libamplitude.so|*libPostHogIntegration.so) settings='{"apiKey":"validate","apiHost":"http://127.0.0.1:9"}';; \
+		*libWebhooksIntegration.so) settings='{"globalHook":"http://127.0.0.1:9/in"}';; \
 		*libGoogleAnalytics4Integration.so) settings='{"measurementId":"G-VALIDATE","apiSecret":"validate"}';; \
 		*libmixpanel*.so|*libMixpanel*.so) settings='{"token":"validate","apiHost":"http://127.0.0.1:9"}';; \
 		*) settings='{}';; \

@@ -1,16 +1,11 @@
 import AnalyticsIntegration
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
-/// A blocking POST over URLSession with a hard deadline.
-///
-/// The deadline is enforced twice: through the session's own timeouts and by waiting for the
-/// task at most that long and cancelling it. The second matters on Linux, where swift-corelibs-
-/// foundation was seen here to ignore `URLRequest.timeoutInterval` and to sit out the session's
-/// 60 s default when a server closes the connection without answering; a hook must not block
-/// its destination's worker longer than configured.
+/// A POST through the host's HTTP client (ABI 1.3 `AH_EXT_HTTP_REQUESTS`), waited for with a hard
+/// deadline: the library carries no HTTP or TLS stack of its own, the host's proxy settings and
+/// timeouts apply, and in process mode the host makes the request for the runner, which then needs
+/// no network grant. The hook waits on its destination's worker as it would for any blocking call;
+/// the answer arrives on a host thread.
 final class WebhookClient {
     enum Outcome {
         case response(status: Int)
@@ -18,45 +13,34 @@ final class WebhookClient {
     }
 
     let timeout: Double
-    private let session: URLSession
+    private let http: HostHTTP
 
-    init(timeout: Double) {
+    init(http: HostHTTP, timeout: Double) {
+        self.http = http
         self.timeout = timeout
-        let config = URLSessionConfiguration.ephemeral
-        config.urlCache = nil
-        config.httpCookieStorage = nil
-        config.httpShouldSetCookies = false
-        config.requestCachePolicy = .reloadIgnoringLocalCacheData
-        config.timeoutIntervalForRequest = timeout
-        config.timeoutIntervalForResource = timeout
-        session = URLSession(configuration: config)
     }
 
-    deinit { session.invalidateAndCancel() }
-
     func post(_ url: URL, headers: [(name: String, value: String)], body: [UInt8]) -> Outcome {
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        request.httpBody = Data(body)
-
-        let done = DispatchSemaphore(value: 0)
-        let result = Locked<Outcome?>(nil)
-        let task = session.dataTask(with: request) { _, response, error in
-            let outcome: Outcome
-            if let http = response as? HTTPURLResponse, error == nil {
-                outcome = .response(status: http.statusCode)
-            } else {
-                outcome = .failed(error.map { $0.localizedDescription } ?? "no HTTP response")
+        let request = HostHTTP.Request(method: "POST", url: url.absoluteString,
+                                       headers: headers.map { HostHTTP.Header($0.name, $0.value) }, body: body,
+                                       timeoutSeconds: timeout)
+        let answered = DispatchSemaphore(value: 0)
+        let answer = Locked<HostHTTP.Answer?>(nil)
+        do {
+            try http.start(request) { result in
+                answer.withLock { $0 = result }
+                answered.signal()
             }
-            result.withLock { $0 = outcome }
-            done.signal()
+        } catch {
+            return .failed("\(error)")
         }
-        task.resume()
-        if done.wait(timeout: .now() + timeout) == .timedOut {
-            task.cancel()
+        // The host bounds the exchange by `timeout`; the wait adds a margin for its answer to arrive.
+        guard answered.wait(timeout: .now() + timeout + 1) == .success, let result = answer.withLock({ $0 }) else {
             return .failed("no response within \(timeout) s")
         }
-        return result.withLock { $0 } ?? .failed("the request ended without a result")
+        switch result {
+        case .response(let status, _, _): return .response(status: status)
+        case .failed(let reason): return .failed(reason)
+        }
     }
 }

@@ -25,6 +25,8 @@
 // fails retryable if any URL failed retryably (else permanent if any failed permanently), and a
 // retry of the same message skips the URLs that already accepted it or refused it for good.
 // Unlike Segment's cloud mode (where one success is enough), every URL gets every event.
+// Requests go through the host's HTTP client (WebhookClient.swift), so in process mode the
+// library needs no network grant.
 
 import AnalyticsIntegration
 import Foundation
@@ -36,13 +38,18 @@ public final class Webhooks: Integration, EventHooks, SettingsHook {
 
     private var configuration: WebhooksConfiguration
     private let host: IntegrationHost
+    private let http: HostHTTP
     private var client: WebhookClient
     /// The message whose last delivery partly failed, and the URLs already done with it.
     private var pending: (messageId: String, done: Set<Int>)?
 
     public init(settings: JSONObject, host: IntegrationHost) throws {
         configuration = try WebhooksConfiguration(settings: settings)
-        client = WebhookClient(timeout: configuration.timeoutSeconds)
+        guard let http = host.http else {
+            throw IntegrationError.permanent("Webhooks: this host offers no HTTP requests (ABI 1.3 AH_EXT_HTTP_REQUESTS); it posts through them")
+        }
+        self.http = http
+        client = WebhookClient(http: http, timeout: configuration.timeoutSeconds)
         self.host = host
         host.debug("Webhooks: posting to \(configuration.targets.map(\.url.absoluteString).joined(separator: ", "))")
     }
@@ -56,7 +63,7 @@ public final class Webhooks: Integration, EventHooks, SettingsHook {
     public func update(settings: JSONObject, type: UpdateType) throws {
         do {
             configuration = try WebhooksConfiguration(settings: settings)
-            if client.timeout != configuration.timeoutSeconds { client = WebhookClient(timeout: configuration.timeoutSeconds) }
+            if client.timeout != configuration.timeoutSeconds { client = WebhookClient(http: http, timeout: configuration.timeoutSeconds) }
             pending = nil
         } catch {
             host.warn("Webhooks: new settings refused, keeping the previous ones: \(error)")

@@ -61,6 +61,23 @@ struct SwiftIntegrationTests {
 
     // MARK: Webhooks
 
+    /// A host as a client gives one: with its HTTP requests, which Webhooks posts through.
+    static var webhookHost: HostServices {
+        var services = RecordingHost().services
+        services.http = .shared
+        return services
+    }
+
+    @Test func webhooksNeedTheHostsHTTPRequestsAndSaySoWithout() throws {
+        #expect {
+            _ = try SwiftPluginFiles.load("WebhooksIntegration").makeInstance(
+                settings: settingsObject(#"{"globalHook": "https://example.com/in"}"#), services: RecordingHost().services)
+        } throws: { error in
+            guard let error = error as? PluginLoadError, case .createFailed(let key, let message) = error.reason else { return false }
+            return key == "Webhooks" && message.contains("AH_EXT_HTTP_REQUESTS")
+        }
+    }
+
     @Test func webhooksPostsEveryCallWithHeadersAndSignature() throws {
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
@@ -69,7 +86,7 @@ struct SwiftIntegrationTests {
                        {"hook": "\(server.baseURL)/b"}, {"hook": ""}],
              "globalHook": "\(server.baseURL)/a", "sharedSecret": "s3cret"}
             """)
-        let instance = try SwiftPluginFiles.load("WebhooksIntegration").makeInstance(settings: settings, services: RecordingHost().services)
+        let instance = try SwiftPluginFiles.load("WebhooksIntegration").makeInstance(settings: settings, services: Self.webhookHost)
 
         let events = [
             wireEvent(Self.track),
@@ -102,7 +119,7 @@ struct SwiftIntegrationTests {
         defer { server.stop() }
         let instance = try SwiftPluginFiles.load("WebhooksIntegration").makeInstance(
             settings: settingsObject(#"{"hooks": [{"hook": "\#(server.baseURL)/hook"}], "timeoutSeconds": 2}"#),
-            services: RecordingHost().services)
+            services: Self.webhookHost)
         let event = wireEvent(Self.track)
 
         server.enqueue(.status(500, body: "boom"))
@@ -134,7 +151,7 @@ struct SwiftIntegrationTests {
         let url = closed.baseURL
         closed.stop()
         let instance = try SwiftPluginFiles.load("WebhooksIntegration").makeInstance(
-            settings: settingsObject(#"{"globalHook": "\#(url)/gone", "timeoutSeconds": 2}"#), services: RecordingHost().services)
+            settings: settingsObject(#"{"globalHook": "\#(url)/gone", "timeoutSeconds": 2}"#), services: Self.webhookHost)
         guard case .retryable(let message) = instance.deliver(wireEvent(Self.track)) else {
             Issue.record("connection refused must be retryable")
             return
@@ -147,7 +164,7 @@ struct SwiftIntegrationTests {
         defer { server.stop() }
         let instance = try SwiftPluginFiles.load("WebhooksIntegration").makeInstance(
             settings: settingsObject(#"{"hooks": [{"hook": "\#(server.baseURL)/ok"}, {"hook": "\#(server.baseURL)/flaky"}]}"#),
-            services: RecordingHost().services)
+            services: Self.webhookHost)
         server.enqueue(.status(503), path: "/flaky")
         let event = wireEvent(Self.track)
         guard case .retryable(let message) = instance.deliver(event) else { Issue.record("503 must be retryable"); return }
@@ -167,7 +184,7 @@ struct SwiftIntegrationTests {
         ]
         for (settings, expected) in cases {
             #expect {
-                _ = try library.makeInstance(settings: settingsObject(settings), services: RecordingHost().services)
+                _ = try library.makeInstance(settings: settingsObject(settings), services: Self.webhookHost)
             } throws: { error in
                 guard let error = error as? PluginLoadError, case .createFailed(let key, let message) = error.reason else { return false }
                 return key == "Webhooks" && message.contains(expected)
@@ -255,8 +272,8 @@ struct SwiftIntegrationTests {
         let original = try SwiftPluginFiles.load("WebhooksIntegration")
         #expect(copy.file != original.file)
         let settings = settingsObject(#"{"globalHook": "\#(server.baseURL)/twice"}"#)
-        let instances = [try copy.makeInstance(settings: settings, services: RecordingHost().services),
-                         try original.makeInstance(settings: settings, services: RecordingHost().services)]
+        let instances = [try copy.makeInstance(settings: settings, services: Self.webhookHost),
+                         try original.makeInstance(settings: settings, services: Self.webhookHost)]
         for instance in instances {
             #expect(instance.deliver(wireEvent(Self.track)) == .ok)
             server.enqueue(.status(400))
@@ -359,7 +376,7 @@ struct SwiftIntegrationTests {
         let metrics = try SwiftPluginFiles.load("MetricsIntegration")
         let host = RecordingHost()
         let instances = [
-            try webhooks.makeInstance(settings: settingsObject(#"{"globalHook": "\#(server.baseURL)/w"}"#), services: host.services),
+            try webhooks.makeInstance(settings: settingsObject(#"{"globalHook": "\#(server.baseURL)/w"}"#), services: Self.webhookHost),
             try metrics.makeInstance(settings: settingsObject(#"{"path": "\#(directory)/1.json"}"#), services: host.services),
             try metrics.makeInstance(settings: settingsObject(#"{"path": "\#(directory)/2.json"}"#), services: host.services),
         ]

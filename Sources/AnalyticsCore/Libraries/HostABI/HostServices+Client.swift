@@ -139,6 +139,6 @@ extension HostServices {
         private static let uploads = HTTPClient()
 
         /// One service for every library of the process.
-        static let shared = HostServices.HTTP.streaming()
+        package static let shared = HostServices.HTTP.streaming()
     }
 }
