@@ -27,11 +27,13 @@ extension NativeDestination {
         // Taken whole (not copied), and its buffers given back for the next run when done.
         var events = BatchRun()
         swap(&events, &run)
-        var tickets = runTickets
-        runTickets.removeAll(keepingCapacity: true)
+        var tickets: [UInt64?] = []
+        swap(&tickets, &runTickets)
         defer {
             events.removeAll()
             if run.isEmpty { swap(&events, &run) }
+            tickets.removeAll(keepingCapacity: true)
+            if runTickets.isEmpty { swap(&tickets, &runTickets) }
         }
         var attempt = 1
         while !events.isEmpty {
