@@ -1,7 +1,3 @@
-/// An event as its JSON text alone, the text the client wrote once before fan-out: what a loaded
-/// library's destination hands on (the library reads text, never the host's values). Holding the
-/// text without the payload halves the reference counts each destination's copy of an event
-/// writes, counts written from every worker for every event.
 /// What a library's event hook needs of an event: its type and its JSON text, read in place.
 protocol EventText {
     var type: EventType { get }
@@ -13,6 +9,11 @@ extension Event: EventText {
     func withText<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { withSerializedBytes(body) }
 }
 
+/// An event as its JSON text alone, shared by every destination that takes text (written once,
+/// by the first of their workers to need it): what a loaded library's destination hands on (the
+/// library reads text, never the host's values). One reference where an `Event` with an encoding
+/// holds two: each destination's copy writes half the shared reference counts, counts written
+/// from every worker for every event.
 struct EncodedEvent: EventText, @unchecked Sendable {
     let type: EventType
     /// Published, or holding its payload (so the text can be written from it).
@@ -64,8 +65,9 @@ struct EncodedEvent: EventText, @unchecked Sendable {
         return encoding.withSourceText(body)
     }
 
-    /// The event again, its payload read back from the text (for what needs values: a plugin
-    /// added to the destination's timeline since, a report naming the event).
+    /// The event again, for what needs values (a plugin added to the destination's timeline
+    /// since, a report naming the event): the payload the encoding holds, else read back from
+    /// the text.
     var event: Event {
         if let source = encoding.source {
             var event = Event(type: type, payload: source)
