@@ -55,9 +55,10 @@ public struct Event: Sendable {
     func computeSharedEncoding() { encoding?.compute(payload) }
 
     /// An edited copy of `original` (a destination filter's result): when the original's text is
-    /// already known, this copy's text is written from it, copying every unchanged member.
+    /// known, or shared with other readers who need it anyway, this copy's text is written from
+    /// it, copying every unchanged member.
     mutating func deriveEncoding(from original: Event) {
-        guard let text = original.encoding?.computedText else { return }
+        guard let text = original.encoding?.textToDeriveFrom else { return }
         encoding = SharedEncoding.make(derivedFrom: original.payload, text: text)
     }
 

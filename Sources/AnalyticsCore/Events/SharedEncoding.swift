@@ -120,6 +120,11 @@ struct SharedEncoding: @unchecked Sendable {
     /// The length of the text if some sharer already computed it.
     var computedCount: Int? { storage.publishedText?.count }
 
-    /// A copy of the text if some sharer already computed it.
-    var computedText: [UInt8]? { storage.publishedText.map { [UInt8]($0) } }
+    /// The text an edited copy is written from: the published one, or, when this encoding holds
+    /// its payload (several readers share it: the text is needed anyway), written now.
+    var textToDeriveFrom: [UInt8]? {
+        if let text = storage.publishedText { return [UInt8](text) }
+        guard storage.source != nil else { return nil }
+        return withSourceText { [UInt8]($0) }
+    }
 }

@@ -63,8 +63,8 @@ final class PlanVersion: Sendable {
 }
 
 /// A destination that needs an event's JSON text only (a loaded library), nothing back, when
-/// nothing else is in its timeline: fan-out then queues it the text the client wrote (one
-/// reference where an event holds two), and its worker lends it that.
+/// nothing else is in its timeline: fan-out then queues it the event as its shared text
+/// (``EncodedEvent``: one reference where an event holds two), and its worker lends it that.
 protocol TakesEncodedEvents: DestinationPlugin {
     /// `execute` without the values and without the result.
     func take(_ event: EncodedEvent)

@@ -336,6 +336,36 @@ struct SwiftIntegrationTests {
         #expect(errors.messages.isEmpty, "\(errors.messages)")
     }
 
+    /// Webhooks in its own runner, granted nothing (no network): its posts go through the host's
+    /// HTTP requests, answered while its hook waits, a 500 retried by the host as in-process.
+    @Test func webhooksInProcessModePostsThroughTheHostWithoutANetworkGrant() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let directory = makeTempDirectory("swift-webhooks-process")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        server.enqueue(.status(500))
+        let runner = try #require(PluginRunnerLocator.find(), "analytics-plugin-runner is built next to the tests")
+        let errors = ErrorLog()
+        var configuration = Configuration(writeKey: "wk", storageDirectory: directory + "/state")
+        configuration.settingsLocation = .defaultsOnly
+        configuration.trackApplicationLifecycleEvents = false
+        configuration.autoAddSegmentDestination = false
+        configuration.defaultSettings = Settings(["integrations": [
+            "Webhooks": .object(settingsObject(#"{"globalHook": "\#(server.baseURL)/in", "isolation": "process"}"#)),
+        ]])
+        configuration.integrationFactories = [ProcessIntegrationFactory(info: try SwiftPluginFiles.load("WebhooksIntegration").info, runner: runner)]
+        configuration.errorHandler = errors.handler
+        let analytics = Analytics(configuration: configuration)
+        for name in ["One", "Two", "Three"] { analytics.track(name) }
+        #expect(analytics.flush())
+        #expect(server.waitForRequests(4, timeout: 10))
+        let names = server.requests.compactMap { (try? JSON(parsing: $0.body))?["event"]?.stringValue }
+        #expect(names == ["One", "One", "Two", "Three"], "the 500 retried, then in order: \(names)")
+        #expect(analytics.timeline.stats(forKey: "Webhooks")?.delivered == 3)
+        #expect(analytics.shutdown())
+        #expect(errors.messages.isEmpty, "\(errors.messages)")
+    }
+
     // MARK: Cost
 
     /// What one event costs through a Swift library: the host's encoded event crosses as text,

@@ -28,7 +28,7 @@ import Testing
         #expect(all.count == 8)
         for texts in all { #expect(texts == expected) }
         // Once published, the text is the one every copy shares.
-        #expect(events.allSatisfy { $0.encoding?.computedText != nil })
+        #expect(events.allSatisfy { $0.computedSerializedCount != nil })
     }
 
     @Test func anEditedCopyIsWrittenFromItsOriginalsTextAndMatchesAFreshEncoding() {
@@ -39,6 +39,23 @@ import Testing
         edited.deriveEncoding(from: original)
         #expect(edited.withSerializedBytes { [UInt8]($0) } == edited.payload.serializedBytes())
         #expect(edited.serializedBytes == edited.payload.serializedBytes())
+    }
+
+    /// Fan-out's encoding holds the payload and no one has written its text yet: a destination
+    /// filter's edited copy still derives its text from it (the text is needed by the other
+    /// readers anyway), rather than writing the whole event again.
+    @Test func anEditedCopyOfAnEventWhoseSharedTextIsNotYetWrittenDerivesItsText() {
+        var original = Self.event(8)
+        original.encoding = nil
+        let made = original.shareEncodingHoldingPayload()
+        #expect(made)
+        #expect(original.computedSerializedCount == nil)
+        var edited = original
+        edited.payload["properties"] = ["n": 8, "added": true]
+        edited.deriveEncoding(from: original)
+        #expect(edited.encoding != nil, "derived, not left to a full encoding")
+        #expect(original.computedSerializedCount == original.payload.serializedBytes().count)
+        #expect(edited.withSerializedBytes { [UInt8]($0) } == edited.payload.serializedBytes())
     }
 
     /// `SharedEncoding.publishedText(at:)` reads an event's optional encoding as one pointer.
