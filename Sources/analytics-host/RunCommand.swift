@@ -7,7 +7,7 @@ enum RunCommand {
     static let help = """
         usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--api-host HOST] [--storage DIR]
                                   [--input FILE|-] [--signals FILE] [--settings-refresh SECONDS] [--hook-timeout SECONDS]
-                                  [--drain-timeout SECONDS] [--max-queue-bytes BYTES]
+                                  [--drain-timeout SECONDS] [--max-queue-bytes BYTES] [--device]
                                   [--live-plugins FILE] [--allow-insecure-plugins] [--allow-invalid-settings] [--quiet]
                                   [-v | --log-level debug|info|warning|error]
                                   [--isolate[=KEY,...]] [--isolate-memory BYTES]
@@ -20,6 +20,11 @@ enum RunCommand {
         seconds, and prints what each destination received, delivered, dropped and still holds.
         Nothing is dropped to keep up: when a destination or the disk queue is full, reading
         waits. Events not uploaded in time stay queued on disk and go out on the next run.
+
+        The input is messages from many people (server mode, as Segment's HTTP API takes them): each
+        event keeps its own userId/anonymousId — one with neither is rejected as its line — and its
+        own context, to which only context.library is added. A line without a messageId gets one
+        derived from the input up to that line, so running the same input again gives the same ids.
 
           --settings FILE   settings JSON in the CDN shape (integrations, plan, middlewareSettings),
                             checked before anything else as `check-settings` checks it; relative
@@ -49,6 +54,10 @@ enum RunCommand {
                             to run on first start, offline, or when the settings' edgeFunction
                             bundle cannot be downloaded
           --allow-insecure-plugins  load libraries even if group/others may write them
+          --device          the input is one device's stream (device mode, the library's default):
+                            events without ids get the stored user's (user.json in --storage,
+                            changed by identify, alias); context gets this machine's os, device,
+                            locale and timezone
           --isolate[=KEY,...]  run every loaded library (or those keys) in a child process of its own
                             (analytics-plugin-runner), as the settings' "isolation": "process" does per
                             key: its crash, exit, hang or memory blow-up ends only that process, which
@@ -74,7 +83,7 @@ enum RunCommand {
         let opts = try Options(arguments,
                                valued: ["--settings", "--plugins", "--write-key", "--api-host", "--storage", "--log-level", "--input", "--signals", "--settings-refresh",
                                         "--drain-timeout", "--max-queue-bytes", "--hook-timeout", "--live-plugins", "--isolate-memory"],
-                               flags: ["--allow-insecure-plugins", "--allow-invalid-settings", "--quiet", "-v"])
+                               flags: ["--allow-insecure-plugins", "--allow-invalid-settings", "--quiet", "-v", "--device"])
         if opts.has("--help") { print(help); return 0 }
         let logLevel = try Self.logLevel(opts)
         let settingsPath = try opts.required("--settings")
@@ -113,6 +122,8 @@ enum RunCommand {
         let writeKey = opts["--write-key"] ?? settingsFile.object?["integrations"]?["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
         let errors = ErrorPrinter()
         var config = Configuration(writeKey: writeKey, storageDirectory: opts["--storage"])
+        // Many people's messages unless told the input is one device's (docs/command-line.md).
+        config.identity = opts.has("--device") ? .device : .server
         config.settingsLocation = .file(settingsPath)
         if let host = opts["--api-host"] { config.segment.apiHost = host }
         if let refresh = opts["--settings-refresh"] {
@@ -188,6 +199,7 @@ enum RunCommand {
         let feed = try opts["--signals"].map { path in try SignalFeed(path: path, signals: analytics.signals!, errors: errors) }
 
         var reader = LineReader(fd: fd, maximumLineBytes: BatchLimits.maxEventBytes)
+        var messageIds = InputMessageIDs()
         var accepted = 0, rejected = 0
         while !StopSignal.requested {
             var problem: String?
@@ -196,17 +208,21 @@ enum RunCommand {
                 let line: UnsafeBufferPointer<UInt8>
                 switch next {
                 case .tooLong(let bytes):
+                    messageIds.advance(skippedLineOf: bytes)
                     problem = "\(bytes) bytes, over the \(BatchLimits.maxEventBytes)-byte event size limit; skipped"
                     return
                 case .text(let text):
                     line = text
+                    messageIds.advance(line: UnsafeRawBufferPointer(text))
                 }
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are skipped
                 do {
-                    guard case .object(let payload) = try JSON(parsingUTF8: line) else {
+                    guard case .object(var payload) = try JSON(parsingUTF8: line) else {
                         problem = "not a JSON object"
                         return
                     }
+                    // Derived, not random: the same input run again does not double-count.
+                    if payload["messageId"]?.stringValue == nil { payload["messageId"] = .string(messageIds.current) }
                     feed?.emitDue(before: payload["timestamp"]?.stringValue)
                     try errors.whileReading(line: lineNumber) { try analytics.process(payload: payload) }
                     accepted += 1

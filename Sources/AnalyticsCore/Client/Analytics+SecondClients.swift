@@ -69,6 +69,7 @@ final class SecondClients: Sendable {
         c.errorHandler = host.errorHandler
         c.logHandler = host.logHandler
         c.application = host.application
+        c.identity = host.identity
         c.trackApplicationLifecycleEvents = false
         c.segment = host.segment
         c.maxQueueBytes = host.maxQueueBytes

@@ -7,7 +7,9 @@ public final class Analytics: Sendable {
     /// The client's timeline (source plugins, destinations, after and utility plugins).
     public let timeline = Timeline()
 
-    private let user: Locked<UserState>
+    /// The one user of device mode; nil in server mode, where every event carries its own ids
+    /// and nothing of one event is kept for the next (``IdentityMode``).
+    private let user: Locked<UserState>?
     private let store: UserStore
     let userWriter: UserStateWriter
     private let currentSettings: Locked<Settings>
@@ -120,9 +122,11 @@ public final class Analytics: Sendable {
         let leftOver = sentBackJournal.leftOver()
         sentBackState.withLock { $0.held = leftOver }
         store = UserStore(directory: configuration.storageDirectory, secret: try? storageSecret.get())
-        let saved = store.load(report: report)
+        let device = configuration.identity == .device
+        // Server mode neither reads nor writes user.json: no user is kept, none is minted.
+        let saved = device ? store.load(report: report) : nil
         userWriter = UserStateWriter(store: store, report: report)
-        user = Locked(saved ?? UserState(anonymousId: MessageID.make()))
+        user = device ? Locked(saved ?? UserState(anonymousId: MessageID.make())) : nil
         settingsSource = Analytics.makeSettingsSource(configuration)
         let initial = settingsSource?.loadWithoutNetwork()
         let settings = initial.map { Settings($0.settings) } ?? configuration.defaultSettings ?? .fallback(writeKey: configuration.writeKey)
@@ -160,13 +164,13 @@ public final class Analytics: Sendable {
         if !configuration.sourceMiddleware.isEmpty {
             timeline.add(MiddlewarePlugin(configuration.sourceMiddleware))
         }
-        timeline.add(ContextPlugin(application: configuration.application))
+        timeline.add(ContextPlugin(identity: configuration.identity, application: configuration.application))
         if let signals { timeline.add(signals) }
         for plugin in configuration.plugins { add(plugin: plugin) }
         reconcileFactories(with: settings)
         timeline.update(settings: settings, type: .initial)
         for problem in initial?.problems ?? [] { report(.settings(problem.description)) }
-        if saved == nil { persistUser() }
+        if device && saved == nil { persistUser() }
         // Every destination is there: what an earlier run accepted from libraries and did not run,
         // then what libraries sent meanwhile, run now (before anything sent later).
         sentBackState.withLock { s in
@@ -174,7 +178,7 @@ public final class Analytics: Sendable {
             s.held = nil
             if !held.isEmpty { scheduleSentBack(held, pending: held.count - leftOver.count) }
         }
-        if configuration.trackApplicationLifecycleEvents { trackLaunch(previous: saved) }
+        if device && configuration.trackApplicationLifecycleEvents { trackLaunch(previous: saved) }
         startSettingsRefresh()
         finishStarting()
     }
@@ -301,12 +305,19 @@ public final class Analytics: Sendable {
 
     // MARK: User
 
-    public var userId: String? { user.withLock { $0.userId } }
-    public var anonymousId: String { user.withLock { $0.anonymousId } }
-    public var traits: JSONObject { user.withLock { $0.traits } }
+    /// The device's user (nil in server mode, where there is none).
+    public var userId: String? { user?.withLock { $0.userId } }
+    /// The device's anonymousId ("" in server mode, where there is none: see ``storedAnonymousId``).
+    public var anonymousId: String { user?.withLock { $0.anonymousId } ?? "" }
+    /// The device user's traits ([:] in server mode).
+    public var traits: JSONObject { user?.withLock { $0.traits } ?? [:] }
+    /// The device's anonymousId, nil in server mode (what libraries read through `anonymous_id`).
+    var storedAnonymousId: String? { user?.withLock { $0.anonymousId } }
 
     /// Hands the current state to the writer (saved off this path; see ``UserStateWriter``).
+    /// Nothing in server mode.
     private func persistUser() {
+        guard let user else { return }
         userWriter.changed(user.withLock { $0 })
     }
 
@@ -318,8 +329,13 @@ public final class Analytics: Sendable {
         send(.track, fields, integrations: integrations)
     }
 
-    /// Sets the user (when given) and merges `traits` into the saved ones.
+    /// Sets the user (when given) and merges `traits` into the saved ones. In server mode nothing
+    /// is kept: the event carries `userId` and `traits` as given (refused without a userId).
     public func identify(userId: String? = nil, traits: JSONObject? = nil, integrations: JSONObject? = nil) {
+        guard let user else {
+            send(.identify, ["traits": .object(traits ?? [:])], integrations: integrations, serverUserId: userId)
+            return
+        }
         let merged = user.withLock { state -> JSONObject in
             if let userId { state.userId = userId }
             if let traits { state.traits.merge(traits) }
@@ -341,8 +357,13 @@ public final class Analytics: Sendable {
         send(.group, ["groupId": .string(groupId), "traits": .object(traits ?? [:])], integrations: integrations)
     }
 
-    /// Links the current identity to `newId`, which becomes the userId.
+    /// Links the current identity to `newId`, which becomes the userId. In server mode there is no
+    /// current identity to link: refused (reported); send the alias with `process(payload:)`.
     public func alias(_ newId: String, integrations: JSONObject? = nil) {
+        guard let user else {
+            send(.alias, [:], integrations: integrations, serverUserId: newId)
+            return
+        }
         let previous = user.withLock { state -> String in
             let previous = state.userId ?? state.anonymousId
             state.userId = newId
@@ -352,22 +373,24 @@ public final class Analytics: Sendable {
         send(.alias, ["previousId": .string(previous)], integrations: integrations)
     }
 
-    /// Builds the message for a call and runs it; refused calls go to the error handler.
-    private func send(_ type: EventType, _ fields: JSONObject, integrations: JSONObject?) {
+    /// Builds the message for a call and runs it; refused calls go to the error handler. Device
+    /// mode stamps the device's user; server mode only a `serverUserId` the call itself gave.
+    private func send(_ type: EventType, _ fields: JSONObject, integrations: JSONObject?, serverUserId: String? = nil) {
         guard enabled else { return }
-        let (userId, anonymousId) = user.withLock { ($0.userId, $0.anonymousId) }
+        let (userId, anonymousId) = user.map { u in u.withLock { ($0.userId, Optional($0.anonymousId)) } } ?? (serverUserId, nil)
         var payload = JSONObject()
         payload.storage.reserveCapacity(fields.count + 7)
         payload.appendUnique("type", .string(type.rawValue))
         payload.storage.append(contentsOf: fields.storage)
         if let userId { payload.appendUnique("userId", .string(userId)) }
-        payload.appendUnique("anonymousId", .string(anonymousId))
+        if let anonymousId { payload.appendUnique("anonymousId", .string(anonymousId)) }
         payload.appendUnique("messageId", .string(MessageID.make()))
         payload.appendUnique("timestamp", .string(ISOTimestamp.now()))
         payload.appendUnique("integrations", .object(integrations ?? [:]))
         let event = Event(type: type, payload: payload)
         do {
             try event.validate()
+            if user == nil { try event.requireOwnIds() }
         } catch {
             report(.invalidEvent(error.description.replacingOccurrences(of: "invalid event: ", with: "")))
             return
@@ -377,8 +400,10 @@ public final class Analytics: Sendable {
     }
 
     /// Runs a message given as JSON (a spec-shaped object, e.g. one line of input). `messageId`,
-    /// `timestamp`, `context` and `integrations` are kept when given and filled in when not; user
-    /// ids default to the client's. Returns the event as it left the source stage, nil if dropped.
+    /// `timestamp`, `context` and `integrations` are kept when given and filled in when not. In
+    /// device mode user ids default to the client's (and an identify or alias changes the client's
+    /// user); in server mode the message's ids are its own and one with neither is refused.
+    /// Returns the event as it left the source stage, nil if dropped.
     ///
     /// Called from inside the pipeline (a plugin's hook), the event runs later (see ``runLater``)
     /// and is returned as prepared, before any plugin saw it.
@@ -467,20 +492,25 @@ public final class Analytics: Sendable {
         if DispatchQueue.getSpecific(key: sentBackKey) == nil { sentBack.sync {} }
     }
 
-    /// A message as the pipeline takes it: user state applied, ids and defaults filled, validated.
+    /// A message as the pipeline takes it: user state applied (device mode) or its own ids
+    /// required (server mode), ids and defaults filled, validated.
     private func prepare(payload: JSONObject) throws(EventError) -> Event {
         var event = try Event(payload: payload)
-        // An identify or alias read from input is that call: it changes who the user is.
-        if event.type == .identify || event.type == .alias, let newId = event.userId, !newId.isEmpty {
-            let traits = event.type == .identify ? event.traits : [:]
-            user.withLock { state in
-                state.userId = newId
-                state.traits.merge(traits)
+        if let user {
+            // An identify or alias read from input is that call: it changes who the user is.
+            if event.type == .identify || event.type == .alias, let newId = event.userId, !newId.isEmpty {
+                let traits = event.type == .identify ? event.traits : [:]
+                user.withLock { state in
+                    state.userId = newId
+                    state.traits.merge(traits)
+                }
+                persistUser()
             }
-            persistUser()
+            if event.userId == nil, let userId = self.userId { event.userId = userId }
+            if event.anonymousId == nil { event.anonymousId = anonymousId }
+        } else {
+            try event.requireOwnIds()
         }
-        if event.userId == nil, let userId = self.userId { event.userId = userId }
-        if event.anonymousId == nil { event.anonymousId = anonymousId }
         if event.messageId == nil { event.messageId = MessageID.make() }
         if event.timestamp == nil { event.timestamp = ISOTimestamp.now() }
         if event.payload["integrations"] == nil { event.payload["integrations"] = [:] }
@@ -491,13 +521,14 @@ public final class Analytics: Sendable {
     // MARK: Reset, flush, shutdown
 
     /// Forgets the user: clears userId and traits, picks a new anonymousId, and resets every
-    /// plugin. Source middleware sees the reset first and may stop it.
+    /// plugin (server mode has no user: only the plugins). Source middleware sees the reset first
+    /// and may stop it.
     ///
     /// From inside the pipeline (a plugin's hook) the plugins' reset runs later, as a library's does.
     public func reset() {
         if PipelineThread.isInside { resetUserNowAndPluginsLater(); return }
         guard timeline.allows(.reset) else { return }
-        user.withLock { state in
+        user?.withLock { state in
             state.userId = nil
             state.traits = [:]
             state.anonymousId = MessageID.make()
@@ -511,7 +542,7 @@ public final class Analytics: Sendable {
     /// call (a library asks from inside its own hooks). Source middleware may stop it, as for `reset()`.
     func resetUserNowAndPluginsLater() {
         guard timeline.allows(.reset) else { return }
-        user.withLock { state in
+        user?.withLock { state in
             state.userId = nil
             state.traits = [:]
             state.anonymousId = MessageID.make()
@@ -582,7 +613,7 @@ public final class Analytics: Sendable {
             ])
         }
         track("Application Opened", properties: ["version": .string(version), "build": .string(build), "from_background": false])
-        user.withLock { $0.appVersion = version; $0.appBuild = build }
+        user?.withLock { $0.appVersion = version; $0.appBuild = build }
         persistUser()
     }
 }

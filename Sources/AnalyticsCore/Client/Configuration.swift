@@ -6,6 +6,10 @@ public struct Configuration: Sendable {
     public var writeKey: String
     /// Where user state (and the event queue) live; survives restarts.
     public var storageDirectory: String
+    /// Whose events this client sends (``IdentityMode``): the one user of this device (the
+    /// default, as analytics-swift), or messages from many people, each with its own ids and
+    /// context (`.server`, as Segment's server libraries; `analytics-host run`'s default).
+    public var identity: IdentityMode = .device
     /// Upload when this many events are queued…
     public var flushAt: Int = 20
     /// …or this many seconds after the last upload.
@@ -24,9 +28,10 @@ public struct Configuration: Sendable {
     /// 1.3 `log_enabled`, so they skip formatting lines nobody reads). nil: every level is kept
     /// by a handler, and warnings and errors without one.
     public var logThreshold: LogLevel?
-    /// Name, version and build of the application, added to each event's `context.app`.
+    /// Name, version and build of the application, added to each event's `context.app` (device mode).
     public var application: ApplicationInfo?
-    /// Send "Application Installed" / "Updated" / "Opened" at start, as analytics-swift does on iOS.
+    /// Send "Application Installed" / "Updated" / "Opened" at start, as analytics-swift does on iOS
+    /// (device mode only: a server has no application user to send them for).
     public var trackApplicationLifecycleEvents = true
     /// Source middleware, run on every call in order (fixed once the client exists).
     public var sourceMiddleware: [Middleware] = []

@@ -7,12 +7,15 @@ enum SystemContext {
     static let libraryName = "analytics-host"
     static let libraryVersion = HostVersion.string
 
+    /// `context.library`: this client, the one part of `context` that is the host's in server mode too.
+    static var library: JSON { ["name": .string(libraryName), "version": .string(libraryVersion)] }
+
     static func make(application: ApplicationInfo?) -> JSONObject {
         var context: JSONObject = [:]
         if let app = application {
             context["app"] = ["name": .string(app.name), "version": .string(app.version), "build": .string(app.build)]
         }
-        context["library"] = ["name": .string(libraryName), "version": .string(libraryVersion)]
+        context["library"] = library
         var os: JSONObject = ["name": "Linux"]
         let release = osRelease()
         if let v = release["VERSION_ID"] ?? release["VERSION"] { os["version"] = .string(v) }

@@ -8,6 +8,11 @@ struct SipHash24: Sendable, Equatable {
     let k0: UInt64
     let k1: UInt64
 
+    init(k0: UInt64, k1: UInt64) {
+        self.k0 = k0
+        self.k1 = k1
+    }
+
     /// The key as 16 bytes, read as two little-endian words.
     init(key: [UInt8]) {
         precondition(key.count == 16, "SipHash takes a 16-byte key")

@@ -1,6 +1,7 @@
 import Glibc
 
-/// Random version-4 UUID text for `messageId` and `anonymousId`.
+/// Random version-4 UUID text for `messageId` and `anonymousId` (and ``InputMessageIDs``'
+/// derived ones for `run`).
 ///
 /// The bits come from xoshiro256** seeded once from the system generator: asking the kernel for
 /// randomness on every event cost more than the rest of the call. 122 random bits per id keep
@@ -13,7 +14,12 @@ import Glibc
 package enum MessageID {
     package static func make() -> String {
         let (a0, b0) = randomWords()
-        let a = (a0 & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
+        return uuid(a0, b0, version: 4)
+    }
+
+    /// 128 bits as UUID text (RFC 9562): `version` in its nibble, the variant bits 10.
+    static func uuid(_ a0: UInt64, _ b0: UInt64, version: UInt64) -> String {
+        let a = (a0 & 0xFFFF_FFFF_FFFF_0FFF) | (version & 0xF) << 12
         let b = (b0 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
         let hex: StaticString = "0123456789ABCDEF"
         return String(unsafeUninitializedCapacity: 36) { buf in
@@ -36,6 +42,47 @@ package enum MessageID {
         defer { pthread_mutex_unlock(g.lock) }
         return (g.state.pointee.next(), g.state.pointee.next())
     }
+}
+
+/// `analytics-host run`'s messageIds for input lines that carry none: derived from the input,
+/// so running the same input again gives the same ids, and the vendors that deduplicate on the
+/// messageId (Segment, Amplitude's insert_id, Mixpanel's $insert_id, PostHog's uuid) count a
+/// re-run once instead of twice.
+///
+/// Line n's id is a 128-bit hash chained over every line read so far, blank and rejected lines
+/// included: the state after line n is two SipHash-2-4 passes, keyed by the state after line
+/// n-1, over n and the line's bytes (a line over the size limit, never held, counts by its
+/// length). So the same bytes give the same ids on every run, whatever the file is called or
+/// whether they come through a pipe; identical lines at different places get different ids (they
+/// are different events); lines appended to a file leave the ids of the earlier lines as they
+/// were; inputs that differ anywhere before line n give line n different ids. Written as a
+/// version-8 UUID (RFC 9562's version for ids of one's own design): 36 characters of hex digits
+/// and dashes, which every vendor's id field takes.
+package struct InputMessageIDs: Sendable {
+    private var state = SipHash24(k0: 0x6e61_6c79_7469_6361, k1: 0x312d_7473_6f68_2d73)  // "analytics-host-1"
+    /// Lines read so far.
+    package private(set) var lines = 0
+
+    package init() {}
+
+    /// Takes in the next line's bytes (without its newline).
+    package mutating func advance(line bytes: UnsafeRawBufferPointer) {
+        advance(kind: 0, bytes)
+    }
+
+    /// Takes in a line that was skipped unread (over the size limit): its length stands for it.
+    package mutating func advance(skippedLineOf byteCount: Int) {
+        advance(kind: 1 | UInt64(byteCount) << 1, UnsafeRawBufferPointer(start: nil, count: 0))
+    }
+
+    private mutating func advance(kind: UInt64, _ bytes: UnsafeRawBufferPointer) {
+        lines += 1
+        let n = UInt64(lines)
+        state = SipHash24(k0: state.mac(n, 0, kind, bytes), k1: state.mac(n, 1, kind, bytes))
+    }
+
+    /// The messageId of the last line taken in.
+    package var current: String { MessageID.uuid(state.k0, state.k1, version: 8) }
 }
 
 /// The process's generator: state and lock at fixed addresses that the fork handlers (plain C

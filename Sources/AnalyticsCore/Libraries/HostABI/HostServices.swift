@@ -62,7 +62,7 @@ extension HostServices {
     /// key), events sent back run through its whole pipeline later, on a host queue
     /// (`Analytics.enqueueSentBack`), so no callback is re-entered, but are answered now: OK when
     /// they will be delivered like any other, retryable (queued nowhere) when a queue is full or
-    /// the host is stopping; ids are the client's.
+    /// the host is stopping; ids are the client's (absent in server mode, which has no user).
     /// The client is held weakly: after it is gone, ids read as absent and events are refused.
     package static func forwarding(to analytics: Analytics, key: String) -> HostServices {
         let weak = WeakAnalytics(analytics)
@@ -84,7 +84,7 @@ extension HostServices {
                 return sendBack(bytes, to: analytics, key: key)
             },
             userId: { weak.value?.userId },
-            anonymousId: { weak.value?.anonymousId },
+            anonymousId: { weak.value?.storedAnonymousId },
             timeline: NativePluginRegistry(ownerKey: key, analytics: analytics),
             client: .forwarding(to: analytics, key: key),
             http: .shared)

@@ -47,7 +47,7 @@ extension NativeClientsService {
                 return HostServices.sendBack(bytes, to: client, key: "new Analytics(\"\(client.configuration.writeKey)\")")
             },
             userId: { id in weak.value?.secondClients.client(id)?.userId },
-            anonymousId: { id in weak.value?.secondClients.client(id)?.anonymousId },
+            anonymousId: { id in weak.value?.secondClients.client(id)?.storedAnonymousId },
             traits: { id in weak.value?.secondClients.client(id)?.traits },
             reset: { id in
                 guard let client = weak.value?.secondClients.client(id) else { return .permanent("no second client with id \(id)") }
