@@ -37,7 +37,7 @@ run: build plugins
 	url=$$(sed -n 's|.*listening on \(http://[^ ]*\) .*|\1|p' $(DEMO)/receiver.log); \
 	if [ -z "$$url" ]; then cat $(DEMO)/receiver.log; kill $$receiver; exit 1; fi; \
 	echo "--- receiver: $$url (analytics-host receive, writing $(DEMO)/received.ndjson)"; \
-	set -x; .build/debug/analytics-host run --settings examples/settings.json --plugins $(PLUGINS_DIR) \
+	set -x; .build/debug/analytics-host run --device --settings examples/settings.json --plugins $(PLUGINS_DIR) \
 		--api-host $$url --storage $(DEMO)/storage --input examples/events.ndjson --live-plugins examples/live.js \
 		--signals examples/signals.ndjson --drain-timeout 10; status=$$?; set +x; \
 	kill -TERM $$receiver; wait $$receiver; \
@@ -65,7 +65,7 @@ run-vendors: build plugins
 	printf '{"integrations":{"Amplitude":{"apiKey":"demo-amplitude-key","apiHost":"%s"},"PostHog":{"apiKey":"phc_demo_project_key","apiHost":"%s"},"Mixpanel":{"projectToken":"demo-mixpanel-token","apiSecret":"demo-mixpanel-secret","apiHost":"%s"}}}\n' \
 		"$$amplitude" "$$posthog" "$$mixpanel" > $(VENDOR_DEMO)/settings.json; \
 	cat $(VENDOR_DEMO)/fake.log; \
-	set -x; .build/debug/analytics-host run --settings $(VENDOR_DEMO)/settings.json --plugins $(PLUGINS_DIR) \
+	set -x; .build/debug/analytics-host run --device --settings $(VENDOR_DEMO)/settings.json --plugins $(PLUGINS_DIR) \
 		--storage $(VENDOR_DEMO)/storage --input examples/events.ndjson; status=$$?; set +x; \
 	kill -TERM $$fake; wait $$fake; tail -n 3 $(VENDOR_DEMO)/fake.log; \
 	echo "--- first Amplitude event: $$(head -n 1 $(VENDOR_DEMO)/amplitude.ndjson | head -c 300)"; \

@@ -113,6 +113,11 @@
     // Where events sent now come from: "js", or "signals" while signals.js runs processSignal
     // (through __livePluginsSetOrigin), so that the host does not turn those back into signals.
     let origin = "js";
+    // The ids of the event a plugin is processing now (or of the signal processSignal handles):
+    // an event sent meanwhile carries those it lacks when its client keeps no user (the host's
+    // server mode, where each event names its own person), so it belongs to the person whose
+    // event made it, never to nobody and never to someone stored.
+    let processing = null;
     // A warning in the host's log (bad arguments: the call does nothing, as in the references,
     // but never silently).
     function warn(message) { native("warning", message); }
@@ -175,6 +180,10 @@
         // `context` (the last argument of track/identify/screen/group, as analytics-swift-live
         // takes it) is merged into the event's context; the origin marker is always the host's.
         #send(event, context) {
+            if (processing !== null && native("anonymousId", this.#client) === null) {
+                if (event.userId === undefined && typeof processing.userId === "string") event.userId = processing.userId;
+                if (event.anonymousId === undefined && typeof processing.anonymousId === "string") event.anonymousId = processing.anonymousId;
+            }
             event.context = Object.assign({}, objectArgument(context, event.type + ": context"),
                                           { __eventOrigin: { type: origin, version: config.version } });
             native("send", JSON.stringify(event), this.#client);
@@ -210,8 +219,8 @@
         alias(newId, context) {
             const id = stringArgument(newId, "alias", "the new id");
             if (id === undefined) return;
-            const previous = this.userId;
-            this.#send({ type: "alias", userId: id, previousId: previous === null ? this.anonymousId : previous }, context);
+            const previous = this.userId ?? processing?.userId ?? null;
+            this.#send({ type: "alias", userId: id, previousId: previous === null ? this.anonymousId ?? processing?.anonymousId ?? null : previous }, context);
             this.#userId.put(id, this.#hostUserId());
         }
         reset() {
@@ -319,7 +328,14 @@
             placeholder = new Proxy({}, lazy);
             event.context = placeholder;
         }
-        const result = typeof plugin.execute === "function" ? plugin.execute(event) : plugin.process(event);
+        const previous = processing;
+        processing = { userId: event.userId, anonymousId: event.anonymousId };
+        let result;
+        try {
+            result = typeof plugin.execute === "function" ? plugin.execute(event) : plugin.process(event);
+        } finally {
+            processing = previous;
+        }
         if (result === null || result === undefined) return null;
         if (typeof result !== "object" || Array.isArray(result)) {
             throw new TypeError("returned " + (Array.isArray(result) ? "an array" : typeof result) +
@@ -338,10 +354,12 @@
         const plugin = pluginWith(id);
         if (typeof plugin.reset === "function") plugin.reset();
     });
-    // Sets the origin of the events sent from now on ("signals" or "js"); returns the previous one.
-    entry("__livePluginsSetOrigin", function (type) {
-        const previous = origin;
+    // Sets the origin of the events sent from now on ("signals" or "js") and the ids they take
+    // (see `processing`); returns the previous two, which restore them.
+    entry("__livePluginsSetOrigin", function (type, ids) {
+        const previous = [origin, processing];
         origin = type === "signals" ? "signals" : "js";
+        processing = ids === undefined ? null : ids;
         return previous;
     });
     entry("__livePluginsFlush", function (id) {

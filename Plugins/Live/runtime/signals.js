@@ -195,11 +195,12 @@
         else if (typeof s.add === "function") s.add(signal);
         const process = global.processSignal;
         if (typeof process !== "function") return;
-        const previous = global.__livePluginsSetOrigin("signals");
+        // Events made from a signal belong to the signal's user (its anonymousId).
+        const previous = global.__livePluginsSetOrigin("signals", { anonymousId: signal.anonymousId || undefined });
         try {
             process(signal, { analytics: global.analytics, signals: s });
         } finally {
-            global.__livePluginsSetOrigin(previous);
+            global.__livePluginsSetOrigin(...previous);
         }
     });
 

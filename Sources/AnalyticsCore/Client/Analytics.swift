@@ -361,7 +361,8 @@ public final class Analytics: Sendable {
     /// current identity to link: refused (reported); send the alias with `process(payload:)`.
     public func alias(_ newId: String, integrations: JSONObject? = nil) {
         guard let user else {
-            send(.alias, [:], integrations: integrations, serverUserId: newId)
+            report(.invalidEvent("alias(\"\(newId)\"): in server mode there is no current identity to link (no previousId); "
+                                 + "send the alias message with its userId and previousId through process(payload:)"))
             return
         }
         let previous = user.withLock { state -> String in
