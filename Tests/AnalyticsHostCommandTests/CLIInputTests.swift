@@ -13,7 +13,7 @@ import Glibc
         let dir = makeTempDirectory(name)
         let plugins = try HostBinary.pluginsDirectory(in: dir)
         let settings = try HostBinary.settings(in: dir, output: dir + "/out.ndjson", console: false)
-        return (dir, ["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s", "--quiet"])
+        return (dir, ["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s", "--quiet"])
     }
 
     func delivered(_ dir: String) -> [String] {

@@ -38,7 +38,7 @@ import Testing
         #expect(rule.contains(#"rule 0 for destination "File", matcher 1"#), "\(rule)")
         #expect(rule.contains("ir[2]"), "\(rule)")
 
-        let run = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
+        let run = try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
                                      stdin: #"{"type":"track","event":"E"}"#, in: dir)
         #expect(run.status == 2, "\(run.stderr)")
         for problem in listed {
@@ -58,10 +58,10 @@ import Testing
         {"integrations":{"File":{"path":"\#(dir)/out.ndjson"},"Console":{}},
          "middlewareSettings":{"routingRules":[{"destinationName":"File","matchers":[{"type":"fql","ir":"[\"~\"]"}],"transformers":[[]]}]}}
         """#.write(toFile: settings, atomically: true, encoding: .utf8)
-        let refused = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
+        let refused = try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
                                          stdin: #"{"type":"track","event":"E"}"#, in: dir)
         #expect(refused.status == 2)
-        let run = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
+        let run = try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
                                       "--allow-invalid-settings"], stdin: #"{"type":"track","event":"E"}"#, in: dir)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("warning: settings \(settings): middlewareSettings.routingRules[0].matchers[0].ir"))
@@ -95,7 +95,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir + "/conf/data", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: dir + "/elsewhere", withIntermediateDirectories: true)
         try #"{"integrations":{"File":{"path":"data/out.ndjson"}}}"#.write(toFile: dir + "/conf/settings.json", atomically: true, encoding: .utf8)
-        let run = try HostBinary.run(["run", "--settings", "../conf/settings.json", "--plugins", plugins, "--storage", dir + "/s"],
+        let run = try HostBinary.run(["run", "--device", "--settings", "../conf/settings.json", "--plugins", plugins, "--storage", dir + "/s"],
                                      stdin: #"{"type":"track","event":"Relative"}"#, in: dir + "/elsewhere")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try String(contentsOfFile: dir + "/conf/data/out.ndjson", encoding: .utf8).contains("Relative"))

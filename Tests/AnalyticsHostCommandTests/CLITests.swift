@@ -84,7 +84,7 @@ import Glibc
             {"type":"track","event":""}
             {"type":"track","event":"Two"}
             """
-        let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
+        let result = try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
                                         stdin: input, in: dir)
         #expect(result.status == 1)
         #expect(result.stderr.contains("input line 2: invalid JSON at byte"))
@@ -104,7 +104,7 @@ import Glibc
         try "this is not ELF".write(toFile: plugins + "/libbroken.so", atomically: true, encoding: .utf8)
         chmod(plugins + "/libbroken.so", 0o755)
         let settings = try HostBinary.settings(in: dir, output: dir + "/out.ndjson")
-        let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
+        let result = try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
                                         stdin: #"{"type":"track","event":"Still Delivered"}"#, in: dir)
         #expect(result.status == 3)
         #expect(result.stderr.contains("\(plugins)/libbroken.so: not a loadable shared object"))
@@ -150,7 +150,7 @@ import Glibc
         #expect(listed.stdout.contains("Hello  1.0.0") && listed.stdout.contains("hooks      track flush destroy"))
         #expect(listed.stdout.contains("role       destination (created when the settings' integrations name \"Hello\")"))
         try #"{"integrations":{"Hello":{}}}"#.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
-        let run = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", dir, "--storage", dir + "/s"],
+        let run = try HostBinary.run(["run", "--device", "--settings", dir + "/settings.json", "--plugins", dir, "--storage", dir + "/s"],
                                      stdin: #"{"type":"track","event":"A"}"# + "\n" + #"{"type":"identify","userId":"u"}"# + "\n"
                                         + #"{"type":"track","event":"B"}"#, in: dir)
         #expect(run.status == 0, "\(run.stderr)")
@@ -197,7 +197,7 @@ import Glibc
         let settings = try HostBinary.settings(in: dir, output: dir + "/out.ndjson", console: false)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try HostBinary.path())
-        process.arguments = ["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s", "--quiet"]
+        process.arguments = ["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s", "--quiet"]
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -242,7 +242,7 @@ import Glibc
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try HostBinary.path())
-        process.arguments = ["run", "--settings", try settings(port: deadPort), "--plugins", plugins, "--storage", dir + "/s", "--quiet"]
+        process.arguments = ["run", "--device", "--settings", try settings(port: deadPort), "--plugins", plugins, "--storage", dir + "/s", "--quiet"]
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -267,7 +267,7 @@ import Glibc
 
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
-        let second = try HostBinary.run(["run", "--settings", try settings(port: server.port), "--plugins", plugins,
+        let second = try HostBinary.run(["run", "--device", "--settings", try settings(port: server.port), "--plugins", plugins,
                                          "--storage", dir + "/s", "--input", "/dev/null"], in: dir)
         #expect(second.status == 0, "\(second.stderr)")
         let expected = Set((0..<accepted).map { "m-\($0)" })

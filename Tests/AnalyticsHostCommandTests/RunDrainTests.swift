@@ -24,7 +24,7 @@ import Testing
     static func run(_ extra: [String], settings: String, storage: String, stdin: String? = nil, in dir: String) throws -> FixtureBuilder.ProcessOutput {
         let plugins = dir + "/no-plugins"
         try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
-        return try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", storage, "--quiet"] + extra,
+        return try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", storage, "--quiet"] + extra,
                                   stdin: stdin, in: dir)
     }
 

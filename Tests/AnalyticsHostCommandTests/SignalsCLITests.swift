@@ -29,7 +29,7 @@ import Testing
             {"type":"navigation","data":{"action":"sideways","screen":"X"}}
 
             """.write(toFile: signalsFile, atomically: true, encoding: .utf8)
-        let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
+        let result = try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
                                          "--input", events, "--signals", signalsFile], in: dir)
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.contains("signals line 3: invalid JSON at byte"))
@@ -72,7 +72,7 @@ import Testing
             {"type":"network","data":{"action":"response","url":"https://x/products/2","statusCode":404}}
 
             """.write(toFile: signalsFile, atomically: true, encoding: .utf8)
-        let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
+        let result = try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
                                          "--signals", signalsFile], stdin: "", in: dir)
         #expect(result.stderr.contains("signals line 4: invalid signal: missing \"data.target.component\""), "\(result.stderr)")
         let sent = server.requests.flatMap { parseObject($0.body)?["batch"]?.arrayValue ?? [] }.map { $0["data"]?.objectValue ?? [:] }
@@ -87,7 +87,7 @@ import Testing
         let dir = makeTempDirectory("cli-signals-missing")
         let plugins = try HostBinary.pluginsDirectory(in: dir)
         let settings = try HostBinary.settings(in: dir, output: dir + "/out.ndjson")
-        let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
+        let result = try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
                                          "--signals", dir + "/nope.ndjson"], stdin: "", in: dir)
         #expect(result.status == 2)
         #expect(result.stderr.contains("cannot read signals \(dir)/nope.ndjson"))

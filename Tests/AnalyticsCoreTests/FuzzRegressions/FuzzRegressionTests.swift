@@ -56,7 +56,7 @@ import Glibc
         let plugins = try HostBinary.pluginsDirectory(in: dir)
         let settings = try HostBinary.settings(in: dir, output: dir + "/out.ndjson", console: false)
         let input = "{\"type\":\"track\",\"event\":\"One\"}\r\n\r\n{\"type\":\"track\",\"event\":\"Two\"}\r\n\r"
-        let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
+        let result = try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
                                         stdin: input, in: dir)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("2 events accepted, 0 rejected"))

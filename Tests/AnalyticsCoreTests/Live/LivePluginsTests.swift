@@ -1044,7 +1044,7 @@ struct LivePluginsTests {
         settings = settings.replacingOccurrences(of: "../build/demo/file-destination.ndjson", with: dir + "/file.ndjson")
             .replacingOccurrences(of: "../build/demo/metrics.json", with: dir + "/metrics.json")
         try settings.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
-        let result = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", plugins,
+        let result = try HostBinary.run(["run", "--device", "--settings", dir + "/settings.json", "--plugins", plugins,
                                          "--storage", dir + "/storage", "--input", FixtureBuilder.root + "/examples/events.ndjson",
                                          "--live-plugins", FixtureBuilder.root + "/examples/live.js", "--drain-timeout", "0"], in: dir)
         // 4: the demo settings point Segment.io at a closed port (`make run` passes --api-host to a local receiver).

@@ -60,7 +60,8 @@ import Glibc
             let storage = dir + "/s\(round)"
             let process = Process()
             process.executableURL = URL(fileURLWithPath: try HostBinary.path())
-            process.arguments = ["run", "--settings", dir + "/settings.json", "--plugins", dir + "/plugins",
+            // --device: the stored user is device mode's (server mode stores none).
+            process.arguments = ["run", "--device", "--settings", dir + "/settings.json", "--plugins", dir + "/plugins",
                                  "--storage", storage, "--input", dir + "/input.ndjson", "--quiet"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
