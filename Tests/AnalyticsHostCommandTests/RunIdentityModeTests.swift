@@ -34,10 +34,15 @@ import Testing
         }
         let output = dir + "/\(name).ndjson"
         let settings = dir + "/\(name)-settings.json"
-        try #"{"integrations":{"File":{"path":"\#(output)"}}}"#.write(toFile: settings, atomically: true, encoding: .utf8)
+        // In process mode File (jailed, as nobody) may write there and nowhere else.
+        let grant = isolated ? #","isolation":{"allow":["files:\#(dir)"]}"# : ""
+        try #"{"integrations":{"File":{"path":"\#(output)"\#(grant)}}}"#.write(toFile: settings, atomically: true, encoding: .utf8)
         let storage = dir + "/\(name)-storage"
         var arguments = ["run", "--settings", settings, "--plugins", plugins, "--storage", storage, "--quiet"] + extra
-        if isolated { arguments.append("--isolate") }
+        if isolated {
+            arguments.append("--isolate")
+            makeRunnerWritable(dir)  // File, jailed as nobody, writes its output there
+        }
         let result = try HostBinary.run(arguments, stdin: lines.joined(separator: "\n") + "\n", in: dir)
         return Run(result: result, written: readJSONLines(output), storage: storage)
     }

@@ -390,8 +390,8 @@ public final class Analytics: Sendable {
         payload.appendUnique("integrations", .object(integrations ?? [:]))
         let event = Event(type: type, payload: payload)
         do {
-            try event.validate()
             if user == nil { try event.requireOwnIds() }
+            try event.validate()
         } catch {
             report(.invalidEvent(error.description.replacingOccurrences(of: "invalid event: ", with: "")))
             return
