@@ -32,7 +32,7 @@ func commandBenchmark(lines n: Int) -> (linesPerSecond: Double, received: Int, s
     if let handle = FileHandle(forWritingAtPath: input) {
         var chunk = ""
         for i in 0..<n {
-            chunk += #"{"type":"track","event":"Bench","messageId":"m-\#(i)","properties":{"i":\#(i)}}"# + "\n"
+            chunk += #"{"type":"track","event":"Bench","userId":"u","messageId":"m-\#(i)","properties":{"i":\#(i)}}"# + "\n"
             if chunk.utf8.count > 1 << 20 { handle.write(Data(chunk.utf8)); chunk = "" }
         }
         handle.write(Data(chunk.utf8))

@@ -48,7 +48,8 @@ import Glibc
         var settings = try String(contentsOfFile: FixtureBuilder.root + "/examples/settings.json", encoding: .utf8)
         settings = settings.replacingOccurrences(of: "../build/demo/file-destination.ndjson", with: dir + "/file.ndjson")
         try settings.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
-        let result = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", plugins,
+        // The demo is one user's session: --device, as make run.
+        let result = try HostBinary.run(["run", "--device", "--settings", dir + "/settings.json", "--plugins", plugins,
                                          "--storage", dir + "/storage", "--input", FixtureBuilder.root + "/examples/events.ndjson",
                                          "--drain-timeout", "0"],
                                         in: dir)
