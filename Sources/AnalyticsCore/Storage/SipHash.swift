@@ -45,6 +45,25 @@ struct SipHash24: Sendable, Equatable {
         return state.finish(bytes, totalBefore: 24)
     }
 
+    /// SipHash-2-4 with its 128-bit output (the specification's variant) of `w0 | w1 | w2 | bytes`:
+    /// one pass for ids that need 128 bits (``InputMessageIDs``).
+    @inline(__always)
+    func hash128(_ w0: UInt64, _ w1: UInt64, _ w2: UInt64, _ bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
+        var state = State(k0: k0, k1: k1)
+        state.v1 ^= 0xee
+        state.compress(w0)
+        state.compress(w1)
+        state.compress(w2)
+        return state.finish128(bytes, totalBefore: 24)
+    }
+
+    /// ``hash128(_:_:_:_:)`` of `bytes` alone (the specification's vectors).
+    func hash128(_ bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
+        var state = State(k0: k0, k1: k1)
+        state.v1 ^= 0xee
+        return state.finish128(bytes, totalBefore: 0)
+    }
+
     /// A MAC over a message given in pieces (a whole file read in chunks).
     struct Stream {
         private var state: State
@@ -119,6 +138,27 @@ struct SipHash24: Sendable, Equatable {
         /// the final block carrying the message's length, then the four finalization rounds.
         @inline(__always)
         mutating func finish(_ bytes: UnsafeRawBufferPointer, totalBefore: Int) -> UInt64 {
+            compressTail(bytes, totalBefore: totalBefore)
+            v2 ^= 0xff
+            round(); round(); round(); round()
+            return v0 ^ v1 ^ v2 ^ v3
+        }
+
+        /// `finish` of the 128-bit variant (begun with v1 ^= 0xee): two finalizations, one per word.
+        @inline(__always)
+        mutating func finish128(_ bytes: UnsafeRawBufferPointer, totalBefore: Int) -> (UInt64, UInt64) {
+            compressTail(bytes, totalBefore: totalBefore)
+            v2 ^= 0xee
+            round(); round(); round(); round()
+            let low = v0 ^ v1 ^ v2 ^ v3
+            v1 ^= 0xdd
+            round(); round(); round(); round()
+            return (low, v0 ^ v1 ^ v2 ^ v3)
+        }
+
+        /// The rest of the message and the final block carrying its length.
+        @inline(__always)
+        private mutating func compressTail(_ bytes: UnsafeRawBufferPointer, totalBefore: Int) {
             let count = bytes.count
             let whole = count & ~7
             var offset = 0
@@ -136,9 +176,6 @@ struct SipHash24: Sendable, Equatable {
                 offset += 1
             }
             compress(last)
-            v2 ^= 0xff
-            round(); round(); round(); round()
-            return v0 ^ v1 ^ v2 ^ v3
         }
     }
 }

@@ -50,8 +50,8 @@ package enum MessageID {
 /// re-run once instead of twice.
 ///
 /// Line n's id is a 128-bit hash chained over every line read so far, blank and rejected lines
-/// included: the state after line n is two SipHash-2-4 passes, keyed by the state after line
-/// n-1, over n and the line's bytes (a line over the size limit, never held, counts by its
+/// included: the state after line n is SipHash-2-4's 128-bit output, keyed by the state after
+/// line n-1, over n and the line's bytes (a line over the size limit, never held, counts by its
 /// length). So the same bytes give the same ids on every run, whatever the file is called or
 /// whether they come through a pipe; identical lines at different places get different ids (they
 /// are different events); lines appended to a file leave the ids of the earlier lines as they
@@ -78,7 +78,8 @@ package struct InputMessageIDs: Sendable {
     private mutating func advance(kind: UInt64, _ bytes: UnsafeRawBufferPointer) {
         lines += 1
         let n = UInt64(lines)
-        state = SipHash24(k0: state.mac(n, 0, kind, bytes), k1: state.mac(n, 1, kind, bytes))
+        let (k0, k1) = state.hash128(n, kind, 0, bytes)
+        state = SipHash24(k0: k0, k1: k1)
     }
 
     /// The messageId of the last line taken in.

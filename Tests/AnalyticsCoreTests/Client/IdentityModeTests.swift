@@ -128,6 +128,20 @@ import Testing
         }
     }
 
+    /// The 128-bit hash under the chain is SipHash-2-4-128: the specification's first vector
+    /// (key 00…0f, empty message) and its 16th (message 00…0e).
+    @Test func theHashIsSipHash128() {
+        let key = SipHash24(key: Array(0..<16))
+        let empty = [UInt8]().withUnsafeBytes { key.hash128($0) }
+        #expect(empty.0 == 0xe6a8_25ba_047f_81a3 && empty.1 == 0x9302_55c7_1472_f66d)
+        // Whole words before the tail give the same hash as the same bytes in one piece.
+        let bytes = Array(UInt8(0)..<40)
+        let whole = bytes.withUnsafeBytes { key.hash128($0) }
+        func word(_ i: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[i * 8 + $1]) << (8 * UInt64($1)) } }
+        let split = Array(bytes[24...]).withUnsafeBytes { key.hash128(word(0), word(1), word(2), $0) }
+        #expect(whole == split)
+    }
+
     @Test func theSameInputGivesTheSameIdsAndEveryLineItsOwn() {
         let input = [#"{"type":"track","event":"A","userId":"u"}"#, "", #"{"type":"track","event":"A","userId":"u"}"#, "not json"]
         let first = Self.ids(input)
