@@ -188,6 +188,8 @@ enum RunCommand {
         if logLevel == .debug {
             let keys = analytics.timeline.plugins(of: .destination).compactMap { ($0 as? DestinationPlugin)?.key }.sorted()
             var lines = ["settings \(settingsPath), plugins directory \(pluginsDir), input \(inputPath == "-" ? "standard input" : inputPath)",
+                         config.identity == .server ? "identity: server mode (each event's own ids and context; --device for one device's stream)"
+                             : "identity: device mode (the stored user of \(config.storageDirectory)/user.json, this machine's context)",
                          "destinations: \(keys.isEmpty ? "none" : keys.joined(separator: ", "))"]
             if let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination {
                 lines.append("Segment.io: uploads to \(segment.uploadConfiguration.apiHost), queue in \(segment.queueDirectory), "
