@@ -59,9 +59,13 @@ int mp_settings_parse(mp_settings *s, const char *text, size_t len, char *err, s
 
 /* Where a record goes. */
 enum mp_endpoint { MP_EVENTS = 0, MP_ENGAGE = 1, MP_GROUPS = 2 };
+/* The marker of an /engage update that would count twice if sent twice ($append): a call that
+ * delivered one is never answered retryable (see mp_upload.c). */
+#define MP_ENGAGE_ONCE 3
 
 /* Appends the Mixpanel records of one Segment event to `out`, each as one byte (enum
- * mp_endpoint, '0' + value), then a complete JSON object, then a NUL; `*count` counts them.
+ * mp_endpoint, '0' + value, or '0' + MP_ENGAGE_ONCE), then a complete JSON object, then a NUL;
+ * `*count` counts them.
  * The event's messageId (for reports) goes to `message_id`; what Mixpanel's limits cut or left
  * out is said in `note` (naming the messageId; empty when nothing was).
  * Returns 0, 1 when the event maps to nothing (a page the settings do not track, identify

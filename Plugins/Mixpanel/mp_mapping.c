@@ -39,6 +39,7 @@ typedef struct mapper {
     int64_t time_ms;
     char iso_time[40];     /* the event's timestamp as given (for $transactions) */
     int members;           /* members of the record being written */
+    int product;           /* node of the product a "Product Purchased" record is written for, or -1 */
     vendor_trimmed trimmed;/* what Mixpanel's limits cut or left out */
 } mapper;
 
@@ -91,7 +92,7 @@ static void make_insert_id(const char *message_id, const char *suffix, char out[
 }
 
 /* Starts a record for `endpoint`: the marker byte, then the object's opening. */
-static void begin(mapper *m, enum mp_endpoint endpoint) {
+static void begin(mapper *m, int endpoint) {
     char marker = (char)('0' + endpoint);
     vendor_buf_add(m->out, &marker, 1);
     vendor_buf_add(m->out, "{", 1);
@@ -110,11 +111,13 @@ static void context_field(mapper *m, const char *name, const char *path) {
     if (!own(m, name)) field(m, name, ctx(m, path));
 }
 
+static void own_members(mapper *m, int obj, int product);
+
 /* An event record: {"event": NAME, "properties": {time, distinct_id, $insert_id, ids, token,
  * context, then the event's properties}}. `extra` (may be NULL) adds members first. */
 static void event_record(mapper *m, const char *name, void (*extra)(mapper *), const char *id_suffix) {
     char id[40], number[32];
-    int c, lib = ctx(m, "library.name");
+    int lib = ctx(m, "library.name");
     begin(m, MP_EVENTS);
     m->members = 1; /* time */
     vendor_buf_str(m->out, "\"event\":");
@@ -168,9 +171,39 @@ static void event_record(mapper *m, const char *name, void (*extra)(mapper *), c
     if (!own(m, "$source")) text_field(m, "$source", "segment");
     if (m->s->source_name[0] && !own(m, "segment_source_name")) text_field(m, "segment_source_name", m->s->source_name);
     /* The event's own properties, as they came (numbers and strings byte for byte), except the
-     * members this record sets itself. */
-    for (c = m->properties >= 0 ? m->doc->nodes[m->properties].first_child : -1; c >= 0; c = m->doc->nodes[c].next) {
+     * members this record sets itself. A "Product Purchased" record has the product's, then the
+     * order's but its totals and products (as Segment's trackPurchase). */
+    if (m->product >= 0) own_members(m, m->product, -1);
+    own_members(m, m->properties, m->product);
+    vendor_buf_str(m->out, "}");
+    end(m);
+}
+
+/* Segment's order-level keys, which a "Product Purchased" record does not repeat. */
+static int order_level(const vendor_jnode *k) {
+    static const char *const keys[] = {"affiliation", "subtotal", "total", "revenue", "shipping", "tax",
+                                       "discount", "coupon", "currency", "order_number", "products"};
+    size_t i;
+    for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strlen(keys[i]) == k->key_len && memcmp(keys[i], k->key, k->key_len) == 0) return 1;
+    return 0;
+}
+
+/* The members of object `obj` within Mixpanel's limits, but those the record sets itself; with
+ * `product` (>= 0), also but the order-level keys and those the product has. */
+static void own_members(mapper *m, int obj, int product) {
+    int c;
+    for (c = obj >= 0 ? m->doc->nodes[obj].first_child : -1; c >= 0; c = m->doc->nodes[c].next) {
         const vendor_jnode *k = &m->doc->nodes[c];
+        if (product >= 0) {
+            char key[256];
+            if (order_level(k)) continue;
+            if (k->key_len < sizeof key) {
+                memcpy(key, k->key, k->key_len);
+                key[k->key_len] = 0;
+                if (vendor_json_get(m->doc, product, key) >= 0) continue;
+            }
+        }
         if ((k->key_len == 4 && memcmp(k->key, "time", 4) == 0) || (k->key_len == 11 && memcmp(k->key, "distinct_id", 11) == 0) ||
             (k->key_len == 10 && memcmp(k->key, "$insert_id", 10) == 0) || (k->key_len == 5 && memcmp(k->key, "token", 5) == 0) ||
             (k->key_len == 8 && memcmp(k->key, "$user_id", 8) == 0) || (k->key_len == 10 && memcmp(k->key, "$device_id", 10) == 0))
@@ -181,14 +214,13 @@ static void event_record(mapper *m, const char *name, void (*extra)(mapper *), c
         vendor_buf_value_limited(m->out, m->doc, c, &mp_limits, &m->trimmed);
         m->members++;
     }
-    vendor_buf_str(m->out, "}");
-    end(m);
 }
 
-/* A profile update: {"$token", "$distinct_id", "$time", "$ip"?, then the caller's operation}. */
-static void profile_begin(mapper *m) {
+/* A profile update: {"$token", "$distinct_id", "$time", "$ip"?, then the caller's operation};
+ * `once`: an operation that counts twice if sent twice ($append). */
+static void profile_begin(mapper *m, int once) {
     char number[32];
-    begin(m, MP_ENGAGE);
+    begin(m, once ? (enum mp_endpoint)MP_ENGAGE_ONCE : MP_ENGAGE);
     vendor_buf_str(m->out, "\"$token\":");
     vendor_buf_json_string(m->out, m->s->token, strlen(m->s->token));
     string_field(m->out, "$distinct_id", m->distinct_id);
@@ -248,7 +280,7 @@ static int map_identify(mapper *m) {
         int once;
         for (once = 0; once <= 1; once++) {
             size_t mark = m->out->len;
-            profile_begin(m);
+            profile_begin(m, 0);
             if (trait_object(m, traits, once ? "$set_once" : "$set", once)) end(m);
             else m->out->len = mark;
         }
@@ -266,8 +298,22 @@ static int map_track(mapper *m, char *err, size_t cap) {
     }
     vendor_json_string(m->doc, name, text, sizeof text);
     event_record(m, text, NULL, "");
+    if (strcmp(text, "Order Completed") == 0) {
+        /* Segment's trackPurchase: one "Product Purchased" per product ($insert_id
+         * "<messageId>-2", "-3"...: stable, so a retry dedupes). */
+        int products = vendor_json_typed(m->doc, vendor_json_get(m->doc, m->properties, "products"), VENDOR_J_ARRAY);
+        int p, n = 1;
+        for (p = products >= 0 ? m->doc->nodes[products].first_child : -1; p >= 0; p = m->doc->nodes[p].next) {
+            char suffix[16];
+            if (m->doc->nodes[p].type != VENDOR_J_OBJECT) continue;
+            snprintf(suffix, sizeof suffix, "-%d", ++n);
+            m->product = p;
+            event_record(m, "Product Purchased", NULL, suffix);
+            m->product = -1;
+        }
+    }
     if (m->s->people && revenue >= 0) {
-        profile_begin(m);
+        profile_begin(m, 1);
         vendor_buf_str(m->out, ",\"$append\":{\"$transactions\":{\"$amount\":");
         vendor_buf_raw(m->out, m->doc, revenue);
         if (m->iso_time[0]) string_field(m->out, "$time", m->iso_time);
@@ -370,7 +416,7 @@ static int map_group(mapper *m, char *err, size_t cap) {
     group_traits(m, traits);
     end(m);
     if (m->s->people && m->distinct_id[0]) {
-        profile_begin(m);
+        profile_begin(m, 0);
         vendor_buf_str(m->out, ",\"$union\":{");
         vendor_buf_json_string(m->out, key, strlen(key));
         vendor_buf_str(m->out, ":[");
@@ -419,7 +465,7 @@ int mp_map_event(const mp_settings *s, const char *json, size_t len, vendor_buf 
     memset(&m, 0, sizeof m);
     if (note_cap) note[0] = 0;
     if (vendor_json_parse(&doc, json, len, MP_VENDOR, err, cap) != 0) return -1;
-    m.s = s; m.doc = &doc; m.root = 0; m.out = out; m.count = count;
+    m.s = s; m.doc = &doc; m.root = 0; m.out = out; m.count = count; m.product = -1;
     if (doc.nodes[0].type != VENDOR_J_OBJECT || vendor_json_string(&doc, vendor_json_get(&doc, 0, "type"), type, sizeof type) != 0) {
         snprintf(err, cap, "Mixpanel: the event is not a Segment event (an object with a \"type\")");
         goto done;

@@ -16,8 +16,11 @@
  *   408, 429, 5xx, no answer   AH_ERR_RETRYABLE; a Retry-After goes to the host first
  *                          (AH_EXT_RETRY_AFTER), whose retry then waits at least that long
  *   other 4xx (401: a wrong API secret)   AH_ERR_PERMANENT
- * A call whose records span several requests gets the worst of their answers. Mixpanel drops a
- * re-sent event by its $insert_id, so a retried batch never counts twice. */
+ * A call whose records got different answers: a retryable answer wins (the host calls again and
+ * every record of the call is sent again): Mixpanel drops a re-sent event by its $insert_id, and
+ * $set, $set_once, $union and a group's $set are the same sent twice; a refused record is
+ * refused again. But a call that delivered an /engage $append ($transactions), which would count
+ * twice, fails for good instead, its reason saying so. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
@@ -32,6 +35,7 @@ typedef struct call {
     int remaining;
     ah_status worst;
     int done, abandoned;   /* synchronous calls only */
+    int delivered_once;    /* a record that would count twice if sent again was delivered */
     char message_id[256];
     char reason[1800];
 } call;
@@ -40,6 +44,7 @@ typedef struct item {
     char *json;
     size_t len;
     int endpoint;
+    int once;              /* counts twice if sent twice (an /engage $append) */
     call *owner;
 } item;
 
@@ -97,11 +102,19 @@ static void answer_item(mp_upload *up, item *it, ah_status status, const char *w
     uint64_t token;
     pthread_mutex_lock(&up->lock);
     token = c->token; /* read under the lock: a synchronous call's waiter frees it once done */
-    if (status == AH_ERR_PERMANENT || (status == AH_ERR_RETRYABLE && c->worst == AH_OK)) {
-        if (!(status == AH_ERR_PERMANENT && c->worst == AH_ERR_PERMANENT)) snprintf(c->reason, sizeof c->reason, "%s", why);
+    if (status == AH_OK && it->once) c->delivered_once = 1;
+    if ((status == AH_ERR_RETRYABLE && c->worst != AH_ERR_RETRYABLE) || (status == AH_ERR_PERMANENT && c->worst == AH_OK)) {
+        snprintf(c->reason, sizeof c->reason, "%s", why);
         c->worst = status;
     }
     last = --c->remaining == 0;
+    if (last && c->worst == AH_ERR_RETRYABLE && c->delivered_once) {
+        /* Sent again, the delivered $append would count twice: this call fails for good. */
+        size_t used = strlen(c->reason);
+        snprintf(c->reason + used, sizeof c->reason - used,
+                 " (not retried: the event %.200s's profile $append was delivered and would count twice)", c->message_id);
+        c->worst = AH_ERR_PERMANENT;
+    }
     if (last && !token) {
         c->done = 1;
         free_it = c->abandoned;
@@ -372,6 +385,8 @@ ah_status mp_upload_call(mp_upload *up, const char *records, size_t len, int cou
         size_t n = strlen(records + at);
         item *it = &up->held[up->held_count++];
         it->endpoint = records[at] - '0';
+        it->once = it->endpoint == MP_ENGAGE_ONCE;
+        if (it->once) it->endpoint = MP_ENGAGE;
         it->json = (char *)malloc(n);
         if (it->json) memcpy(it->json, records + at + 1, n);
         it->len = it->json ? n - 1 : 0;

@@ -15,6 +15,11 @@ import Foundation
 /// `events_with_invalid_fields`, `events_with_invalid_id_lengths`), and nothing is ingested, as
 /// with Amplitude. Events are deduplicated by `insert_id` (``uniqueEvents``), as Amplitude does.
 /// ``failNext(_:times:)`` queues failures (429, 503) answered before any check.
+///
+/// What Amplitude takes but would not keep as sent is listed rather than refused, as Amplitude
+/// gives no error for it: an event located at the sender's address (`ip` `"$remote"`,
+/// ``locatedAtSender``), properties past its documented limits (more than 1,024, strings or names
+/// over 1,024 characters: ``overLimits``).
 public final class AmplitudeFake: @unchecked Sendable {
     public let apiKey: String
     public let server: LoopbackHTTPServer
@@ -26,6 +31,11 @@ public final class AmplitudeFake: @unchecked Sendable {
     private var _maxEvents = 2000
     private var arrivals: [Double] = []
     private var _responseDelay = 0.0
+    private var atSender: [String] = []
+    private var pastLimits: [String] = []
+
+    /// Amplitude's documented limits on event, user and group properties.
+    static let limits = VendorPropertyLimits(maxKeys: 1024, maxNameLength: 1024, maxStringLength: 1024, maxDepth: 0, characters: true)
 
     public init(apiKey: String = "amp-test-api-key") throws {
         self.apiKey = apiKey
@@ -48,6 +58,13 @@ public final class AmplitudeFake: @unchecked Sendable {
             return seen.insert(id).inserted
         }
     }
+
+    /// The insert_ids of the events Amplitude would locate at the sender's address (`ip` "$remote").
+    public var locatedAtSender: [String] { lock.lock(); defer { lock.unlock() }; return atSender }
+
+    /// The events sent past Amplitude's documented limits, with what was over (Amplitude would
+    /// cut or drop it silently).
+    public var overLimits: [String] { lock.lock(); defer { lock.unlock() }; return pastLimits }
 
     /// Why each refused request was refused (status and Amplitude's error text).
     public var refused: [String] { lock.lock(); defer { lock.unlock() }; return refusals }
@@ -139,7 +156,17 @@ public final class AmplitudeFake: @unchecked Sendable {
         if !short.isEmpty {
             return refuse(400, ["error": "Invalid id length for user_id or device_id", "events_with_invalid_id_lengths": indexMap(short)])
         }
-        lock.lock(); accepted += events; let delay = _responseDelay; lock.unlock()
+        var located: [String] = [], over: [String] = []
+        for event in events {
+            let id = event["insert_id"]?.stringValue ?? "?"
+            if event["ip"]?.stringValue == "$remote" { located.append(id) }
+            let groups: [JSONObject] = ["event_properties", "user_properties", "group_properties"].flatMap { field -> [JSONObject] in
+                guard let value = event[field]?.objectValue else { return [] }
+                return field == "event_properties" ? [value] : value.values.compactMap(\.objectValue)
+            }
+            if let problem = groups.lazy.compactMap(Self.limits.problem).first { over.append("\(id): \(problem)") }
+        }
+        lock.lock(); accepted += events; atSender += located; pastLimits += over; let delay = _responseDelay; lock.unlock()
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         let now = Int(Date().timeIntervalSince1970 * 1000)
         return .json(#"{"code":200,"events_ingested":\#(events.count),"payload_size_bytes":\#(request.wireBodySize),"server_upload_time":\#(now)}"#)
