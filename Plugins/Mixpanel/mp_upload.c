@@ -19,8 +19,8 @@
  * A call whose records got different answers: a retryable answer wins (the host calls again and
  * every record of the call is sent again): Mixpanel drops a re-sent event by its $insert_id, and
  * $set, $set_once, $union and a group's $set are the same sent twice; a refused record is
- * refused again. But a call that delivered an /engage $append ($transactions), which would count
- * twice, fails for good instead, its reason saying so. */
+ * refused again. An /engage $append ($transactions), which would count twice, goes only after
+ * every other record of its call was delivered, so a retried call never repeats it. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
@@ -29,24 +29,29 @@
 #include <time.h>
 #include "mixpanel.h"
 
-/* One call of a hook: answered once every one of its records is answered. */
-typedef struct call {
-    uint64_t token;        /* 0: a call answered synchronously (its hook waits on `answered`) */
-    int remaining;
-    ah_status worst;
-    int done, abandoned;   /* synchronous calls only */
-    int delivered_once;    /* a record that would count twice if sent again was delivered */
-    char message_id[256];
-    char reason[1800];
-} call;
+typedef struct call call;
 
 typedef struct item {
     char *json;
     size_t len;
     int endpoint;
-    int once;              /* counts twice if sent twice (an /engage $append) */
     call *owner;
 } item;
+
+/* One call of a hook: answered once every one of its records is answered. */
+struct call {
+    uint64_t token;        /* 0: a call answered synchronously (its hook waits on `answered`) */
+    int remaining;
+    ah_status worst;
+    int done, abandoned;   /* synchronous calls only */
+    /* A record that would count twice if sent twice (an /engage $append): it goes only once
+     * every other record of the call was delivered, so that a retry of the call never repeats
+     * it. has_deferred: it still waits. */
+    item deferred;
+    int has_deferred;
+    char message_id[256];
+    char reason[1800];
+};
 
 /* One request: its records and what it needs from the settings, copied when it is made (a
  * split half is sent from a host thread while `update` may replace the settings). */
@@ -95,6 +100,19 @@ mp_upload *mp_upload_create(const ah_host *host, const mp_settings *settings, ch
     return up;
 }
 
+/* Appends `it` to what is held (under the lock); false when out of memory. */
+static int hold(mp_upload *up, const item *it) {
+    if (up->held_count == up->held_cap) {
+        int grown_cap = up->held_cap ? up->held_cap * 2 : 256;
+        item *grown = (item *)realloc(up->held, (size_t)grown_cap * sizeof(item));
+        if (!grown) return 0;
+        up->held = grown;
+        up->held_cap = grown_cap;
+    }
+    up->held[up->held_count++] = *it;
+    return 1;
+}
+
 /* Records one record's answer in its call; answers the call when it was the last. */
 static void answer_item(mp_upload *up, item *it, ah_status status, const char *why) {
     call *c = it->owner;
@@ -102,18 +120,21 @@ static void answer_item(mp_upload *up, item *it, ah_status status, const char *w
     uint64_t token;
     pthread_mutex_lock(&up->lock);
     token = c->token; /* read under the lock: a synchronous call's waiter frees it once done */
-    if (status == AH_OK && it->once) c->delivered_once = 1;
     if ((status == AH_ERR_RETRYABLE && c->worst != AH_ERR_RETRYABLE) || (status == AH_ERR_PERMANENT && c->worst == AH_OK)) {
         snprintf(c->reason, sizeof c->reason, "%s", why);
         c->worst = status;
     }
     last = --c->remaining == 0;
-    if (last && c->worst == AH_ERR_RETRYABLE && c->delivered_once) {
-        /* Sent again, the delivered $append would count twice: this call fails for good. */
-        size_t used = strlen(c->reason);
-        snprintf(c->reason + used, sizeof c->reason - used,
-                 " (not retried: the event %.200s's profile $append was delivered and would count twice)", c->message_id);
-        c->worst = AH_ERR_PERMANENT;
+    if (last && c->has_deferred) {
+        /* The rest of the call is answered: its $append goes now if all of it was delivered,
+         * else not at all (the host's retry of the call sends it, once). */
+        c->has_deferred = 0;
+        if (c->worst == AH_OK && hold(up, &c->deferred)) {
+            c->remaining = 1;
+            last = 0;
+        } else {
+            free(c->deferred.json);
+        }
     }
     if (last && !token) {
         c->done = 1;
@@ -383,16 +404,22 @@ ah_status mp_upload_call(mp_upload *up, const char *records, size_t len, int cou
     for (i = 0; i < count; i++) {
         /* Each record: its endpoint's digit, the JSON object, a NUL. */
         size_t n = strlen(records + at);
-        item *it = &up->held[up->held_count++];
-        it->endpoint = records[at] - '0';
-        it->once = it->endpoint == MP_ENGAGE_ONCE;
-        if (it->once) it->endpoint = MP_ENGAGE;
+        int once = records[at] - '0' == MP_ENGAGE_ONCE && !c->has_deferred;
+        item *it = once ? &c->deferred : &up->held[up->held_count++];
+        it->endpoint = records[at] - '0' == MP_ENGAGE_ONCE ? MP_ENGAGE : records[at] - '0';
         it->json = (char *)malloc(n);
         if (it->json) memcpy(it->json, records + at + 1, n);
         it->len = it->json ? n - 1 : 0;
         if (it->json) it->json[n - 1] = 0;
         it->owner = c;
         at += n + 1;
+        if (once) { c->has_deferred = 1; c->remaining--; }
+    }
+    if (c->remaining == 0) {
+        /* Nothing else in the call: the deferred record goes now (room was made above). */
+        up->held[up->held_count++] = c->deferred;
+        c->has_deferred = 0;
+        c->remaining = 1;
     }
     up->held_calls++;
     /* Send at once when a request slot is free (nothing waits idle, so no timer is needed);
@@ -444,14 +471,14 @@ void mp_upload_destroy(mp_upload *up) {
         if (!b) break;
         for (i = 0; i < b->count; i++) {
             call *c = b->items[i].owner;
-            if (--c->remaining == 0) free(c);
+            if (--c->remaining == 0) { if (c->has_deferred) free(c->deferred.json); free(c); }
         }
         free_batch(b);
     }
     for (i = 0; i < up->held_count; i++) {
         call *c = up->held[i].owner;
         free(up->held[i].json);
-        if (--c->remaining == 0) free(c);
+        if (--c->remaining == 0) { if (c->has_deferred) free(c->deferred.json); free(c); }
     }
     free(up->held);
     pthread_cond_destroy(&up->answered);

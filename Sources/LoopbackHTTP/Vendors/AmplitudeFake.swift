@@ -32,6 +32,7 @@ public final class AmplitudeFake: @unchecked Sendable {
     private var arrivals: [Double] = []
     private var _responseDelay = 0.0
     private var atSender: [String] = []
+    private var invalidWhen: (@Sendable (JSONObject) -> Bool)?
     private var pastLimits: [String] = []
 
     /// Amplitude's documented limits on event, user and group properties.
@@ -89,6 +90,13 @@ public final class AmplitudeFake: @unchecked Sendable {
         lock.lock(); failures += Array(repeating: response, count: times); lock.unlock()
     }
 
+    /// Refuses every event for which `predicate` holds as Amplitude refuses an event with an
+    /// invalid field (400 naming it in `events_with_invalid_fields`, nothing of its request
+    /// ingested): a rule of the vendor's that the library cannot know in advance.
+    public func refuseEvents(where predicate: @escaping @Sendable (JSONObject) -> Bool) {
+        lock.lock(); invalidWhen = predicate; lock.unlock()
+    }
+
     private func refuse(_ status: Int, _ body: JSONObject) -> ScriptedResponse {
         var body = body
         body["code"] = .number(JSONNumber(status))
@@ -100,7 +108,7 @@ public final class AmplitudeFake: @unchecked Sendable {
         lock.lock()
         arrivals.append(monotonicSeconds())
         let failure = failures.isEmpty ? nil : failures.removeFirst()
-        let maxBytes = _maxBodyBytes, maxEvents = _maxEvents
+        let maxBytes = _maxBodyBytes, maxEvents = _maxEvents, invalidWhen = invalidWhen
         lock.unlock()
         if let failure { return failure }
         guard request.method == "POST", request.path == "/2/httpapi" || request.path == "/batch" else {
@@ -144,6 +152,7 @@ public final class AmplitudeFake: @unchecked Sendable {
                 if let value = event[field], value.numberValue == nil { invalid[field, default: []].append(index) }
             }
             if let value = event["quantity"], value.intValue == nil { invalid["quantity", default: []].append(index) }
+            if let invalidWhen, invalidWhen(event) { invalid["event_properties", default: []].append(index) }
             events.append(event)
         }
         func indexMap(_ map: [String: [Int]]) -> JSON { .object(JSONObject(map.map { ($0.key, JSON.array($0.value.map { .number(JSONNumber($0)) })) })) }
