@@ -122,10 +122,14 @@ static int common(mapper *m, const char *suffix, char *err, size_t cap) {
  * 19.990000000000002). */
 static void number_field(vendor_buf *b, const char *name, double value) {
     char num[40];
-    int digits;
-    for (digits = 1; digits <= 17; digits++) {
-        snprintf(num, sizeof num, "%.*g", digits, value);
-        if (strtod(num, NULL) == value) break;
+    /* 15 significant digits read back exactly for almost every product of two prices; 17 always. */
+    snprintf(num, sizeof num, "%.15g", value);
+    if (strtod(num, NULL) != value) {
+        int digits;
+        for (digits = 16; digits <= 17; digits++) {
+            snprintf(num, sizeof num, "%.*g", digits, value);
+            if (strtod(num, NULL) == value) break;
+        }
     }
     vendor_buf_member(b, name, strlen(name));
     vendor_buf_str(b, num);

@@ -108,7 +108,8 @@ static void end(mapper *m) {
 static int own(mapper *m, const char *name) { return vendor_json_get(m->doc, m->properties, name) >= 0; }
 
 static void context_field(mapper *m, const char *name, const char *path) {
-    if (!own(m, name)) field(m, name, ctx(m, path));
+    int node = ctx(m, path);
+    if (node >= 0 && !own(m, name)) field(m, name, node);
 }
 
 static void own_members(mapper *m, int obj, int product);

@@ -150,7 +150,8 @@ int main(int argc, char **argv) {
     if (!(instance = integration->create(&host, settings, sizeof settings - 1, err, sizeof err))) { fprintf(stderr, "create: %s\n", err); return 2; }
     for (i = 0; i < calls; i++) {
         ah_status status;
-        snprintf(event, sizeof event, "{\"type\":\"track\",\"event\":\"E %d \\u00e9 \\ud83d\\ude00\",\"userId\":\"user-%d\",\"messageId\":\"m-%d\",\"properties\":{\"n\":%d,\"big\":12345678901234567890}}", i, i % 7, i, i);
+        snprintf(event, sizeof event, "{\"type\":\"track\",\"event\":\"E %d \\u00e9 \\ud83d\\ude00\",\"userId\":\"user-%d\",\"messageId\":\"m-%d\",\"properties\":{\"n\":%d,\"big\":12345678901234567890%s}}", i, i % 7, i, i,
+                 i % 5 == 0 ? ",\"revenue\":1.5" : ""); /* with revenue: a profile $append that waits for its event */
         pthread_mutex_lock(&lock);
         in_hook = 1;
         hook_token = 0;
