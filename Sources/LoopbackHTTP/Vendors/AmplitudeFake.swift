@@ -173,7 +173,7 @@ public final class AmplitudeFake: @unchecked Sendable {
                 guard let value = event[field]?.objectValue else { return [] }
                 return field == "event_properties" ? [value] : value.values.compactMap(\.objectValue)
             }
-            if let problem = groups.lazy.compactMap(Self.limits.problem).first { over.append("\(id): \(problem)") }
+            if let problem = groups.lazy.compactMap({ Self.limits.problem($0) }).first { over.append("\(id): \(problem)") }
         }
         lock.lock(); accepted += events; atSender += located; pastLimits += over; let delay = _responseDelay; lock.unlock()
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }

@@ -46,8 +46,10 @@ public final class MixpanelFake: @unchecked Sendable {
     private var atSender: [String] = []
     private var pastLimits: [String] = []
 
-    /// Mixpanel's documented limits on event properties and profile/group updates.
+    /// Mixpanel's documented limits on event properties, and on profile and group updates (2,000
+    /// properties a profile).
     static let limits = VendorPropertyLimits(maxKeys: 255, maxNameLength: 255, maxStringLength: 255, maxDepth: 3, characters: false)
+    static let profileLimits = VendorPropertyLimits(maxKeys: 2000, maxNameLength: 255, maxStringLength: 255, maxDepth: 3, characters: false)
 
     static let maxEvents = 2000
     static let operations: Set<String> = ["$set", "$set_once", "$add", "$union", "$append", "$remove", "$unset", "$delete"]
@@ -192,7 +194,8 @@ public final class MixpanelFake: @unchecked Sendable {
             if locatedAtSender, path != "/groups", ownAddress == nil { located.append(id) }
             let checked: [JSONObject] = events ? [record["properties"]?.objectValue].compactMap { $0 }
                 : Self.operations.compactMap { record[$0]?.objectValue }
-            if let problem = checked.lazy.compactMap(Self.limits.problem).first { over.append("\(id): \(problem)") }
+            let limits = events ? Self.limits : Self.profileLimits
+            if let problem = checked.lazy.compactMap({ limits.problem($0) }).first { over.append("\(id): \(problem)") }
         }
         lock.lock(); atSender += located; pastLimits += over; lock.unlock()
     }
