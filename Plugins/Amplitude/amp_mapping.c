@@ -352,7 +352,7 @@ int amp_map_event(const amp_settings *s, const char *json, size_t len, vendor_bu
     if (status == 0 && vendor_trimmed_any(&m.trimmed) && note_cap) {
         char what[400];
         vendor_trimmed_text(&m.trimmed, &amp_limits, what, sizeof what);
-        snprintf(note, note_cap, "Amplitude: the event %s was sent within Amplitude's limits: %s",
+        snprintf(note, note_cap, "the event %s was sent within Amplitude's limits: %s",
                  m.message_id[0] ? m.message_id : "without messageId", what);
     }
     vendor_json_free(&doc);

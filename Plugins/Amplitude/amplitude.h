@@ -53,7 +53,8 @@ int amp_settings_parse(amp_settings *s, const char *text, size_t len, int https_
  * "page", "group") to `out`, each as a complete JSON object followed by a NUL separator byte
  * counted in `*count`. Returns 0, 1 when the event maps to nothing (alias, an unnamed page with
  * page tracking off), or -1 with the reason Amplitude would refuse it in `err`. What Amplitude's
- * limits cut or left out is said in `note` (naming the messageId; empty when nothing was). */
+ * limits cut or left out is said in `note` (naming the messageId, for the host's log, which names
+ * the library; empty when nothing was). */
 int amp_map_event(const amp_settings *s, const char *json, size_t len, vendor_buf *out, int *count,
                   char *note, size_t note_cap, char *err, size_t cap);
 

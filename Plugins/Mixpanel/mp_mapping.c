@@ -517,7 +517,7 @@ int mp_map_event(const mp_settings *s, const char *json, size_t len, vendor_buf 
     if (rc == 0 && vendor_trimmed_any(&m.trimmed) && note_cap) {
         char what[400];
         vendor_trimmed_text(&m.trimmed, &mp_limits, what, sizeof what);
-        snprintf(note, note_cap, "Mixpanel: the event %s was sent within Mixpanel's limits: %s", m.message_id, what);
+        snprintf(note, note_cap, "the event %s was sent within Mixpanel's limits: %s", m.message_id, what);
     }
 done:
     vendor_json_free(&doc);
