@@ -41,7 +41,7 @@ import Testing
         #expect(set["$set"] == ["$name": "Zoë \"Z\" Ålund 😀", "$email": "zoe@example.com", "$first_name": "Zoë", "plan": "pro",
                                 "visits": .number(JSONNumber(text: "9007199254740993")!)])
         #expect(once["$set_once"] == ["signupDate": "2026-01-02"])
-        #expect(fake.server.requests.contains { $0.path == "/engage?verbose=1" && $0.bodyText.contains(#""visits":9007199254740993"#) },
+        #expect(fake.server.requests.contains { $0.path == "/engage?verbose=1&ip=0" && $0.bodyText.contains(#""visits":9007199254740993"#) },
                 "the number past 2^53 keeps its digits")
 
         // people off: no profile; setAllTraitsByDefault off: only peopleProperties.
@@ -154,14 +154,14 @@ import Testing
         #expect(try MixpanelBuild.instance(fake).deliver(wireEvent(#"{"type":"alias","userId":"user-42","previousId":"anon-0001","messageId":"m-a"}"#)) == .ok)
         #expect(fake.events.first?["event"] == "$merge")
         #expect(fake.events.first?["properties"]?["$distinct_ids"] == ["anon-0001", "user-42"])
-        #expect(fake.server.requests.last?.path == "/import?strict=1")
+        #expect(fake.server.requests.last?.path == "/import?strict=1&ip=0")
 
         let tokenOnly = try MixpanelFake()
         let instance = try MixpanelBuild.instance(tokenOnly, secret: false)
         #expect(instance.deliver(wireEvent(#"{"type":"alias","userId":"user-42","previousId":"anon-0001","messageId":"m-a","timestamp":"\#(Self.now)"}"#)) == .ok)
         #expect(tokenOnly.events.first?["event"] == "$create_alias")
         #expect(tokenOnly.events.first?["properties"]?["distinct_id"] == "anon-0001" && tokenOnly.events.first?["properties"]?["alias"] == "user-42")
-        #expect(tokenOnly.server.requests.last?.path == "/track?verbose=1")
+        #expect(tokenOnly.server.requests.last?.path == "/track?verbose=1&ip=0")
         #expect(tokenOnly.server.requests.last?.header("Authorization") == nil, "/track authenticates by the token in each event")
     }
 
@@ -248,7 +248,7 @@ import Testing
         let fake = try MixpanelFake()
         let instance = try MixpanelBuild.instance(fake, #""strictMode":"0""#)
         #expect(instance.deliver(wireEvent(#"{"type":"track","event":"Later","userId":"user-42","messageId":"m-future","timestamp":"2099-01-01T00:00:00Z"}"#)) == .ok)
-        #expect(fake.server.requests.last?.path == "/import?strict=0")
+        #expect(fake.server.requests.last?.path == "/import?strict=0&ip=0")
         #expect(fake.silentlyDropped == 1 && fake.events.isEmpty)
     }
 
