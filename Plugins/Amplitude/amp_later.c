@@ -4,17 +4,19 @@
  * its answer completes every call of the request:
  *
  *   2xx            AH_OK
- *   400 naming     the calls with a named event: AH_ERR_PERMANENT with Amplitude's reason; the
- *   events         others: AH_ERR_RETRYABLE, so the host hands them again and they go in the next
- *                  request without the bad events
+ *   400 naming     the named events are refused (their call: AH_ERR_PERMANENT with Amplitude's
+ *   events         reason and the event's insert_id); Amplitude ingested none of the request, so
+ *                  the others go again at once in a request of their own (an Order Completed whose
+ *                  Product Purchased was refused still has its other events delivered, once)
  *   400 naming none, 413   split in halves, each sent again at once, until the bad event is
  *                  alone (then AH_ERR_PERMANENT)
  *   408, 429, 5xx, no answer   AH_ERR_RETRYABLE (the host backs off and calls again; a
  *                  Retry-After goes to the host first, AH_EXT_RETRY_AFTER, so its wait is at
  *                  least that long)
  *   other 4xx      AH_ERR_PERMANENT
- * A call whose events span several requests gets the worst of their answers. Amplitude drops a
- * re-sent event by its insert_id, so a retry never counts twice. */
+ * A call whose events got different answers: a retryable answer wins over a refusal (the host
+ * calls again and every event of the call is sent again): Amplitude drops a re-sent event by its
+ * insert_id, so the delivered ones never count twice and the refused one is refused again. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
@@ -98,6 +100,22 @@ static void answer_item(amp_later *later, item *it, ah_status status, const char
     free(c);
 }
 
+/* A refused event's answer: Amplitude's reason, naming the event by its insert_id (the
+ * messageId, with "-2"... for the extra events of one call). */
+static void refuse_item(amp_later *later, item *it, const char *why) {
+    char reason[1800], id[200];
+    const char *at = it->json ? strstr(it->json, "\"insert_id\":\"") : NULL;
+    size_t n = 0;
+    if (at) {
+        at += 13;
+        while (at[n] && at[n] != '"' && n < sizeof id - 1) n++;
+        memcpy(id, at, n);
+    }
+    id[n] = 0;
+    snprintf(reason, sizeof reason, "Amplitude: refused the event %s: %.1700s", n ? id : "without insert_id", why);
+    answer_item(later, it, AH_ERR_PERMANENT, reason);
+}
+
 static void free_upload(upload *u) {
     int i;
     for (i = 0; i < u->count; i++) free(u->items[i].json);
@@ -153,11 +171,19 @@ static void answer_upload(upload *u, const ah_http_response *r) {
             free(whole);
         }
         if (named > 0) {
-            for (i = 0; i < u->count; i++)
-                answer_item(later, &u->items[i], bad[i] ? AH_ERR_PERMANENT : AH_ERR_RETRYABLE,
-                            bad[i] ? why : "Amplitude: another event of its request was refused; sent again without it");
+            /* Only the named events are refused (with Amplitude's reason); the others were not
+             * ingested and go again at once, in a request of their own, so an Order Completed
+             * whose third event was refused still has its other two delivered, exactly once. */
+            int kept = 0;
+            for (i = 0; i < u->count; i++) {
+                if (!bad[i]) { u->items[kept++] = u->items[i]; continue; }
+                refuse_item(later, &u->items[i], why);
+                free(u->items[i].json);
+            }
             free(bad);
-            free_upload(u);
+            u->count = kept;
+            if (kept > 0) start_upload(u);
+            else free_upload(u);
             return;
         }
         free(bad);
@@ -180,7 +206,7 @@ static void answer_upload(upload *u, const ah_http_response *r) {
             free_upload(u);
             return;
         }
-        answer_item(later, &u->items[0], AH_ERR_PERMANENT, why);
+        refuse_item(later, &u->items[0], why);
         free_upload(u);
         return;
     }

@@ -27,7 +27,13 @@ typedef struct mapper {
     int root, context;
     vendor_buf *out;
     char message_id[256];
+    vendor_trimmed trimmed; /* what Amplitude's limits cut or left out */
 } mapper;
+
+/* Amplitude's documented limits on an event's properties (event, user and group properties
+ * alike): at most 1,024 of them, strings cut at 1,024 characters. A name longer than that is
+ * left out rather than cut (two cut names could merge). No nesting limit is documented. */
+static const vendor_limits amp_limits = {1024, 1024, 1024, 0, 1};
 
 /* ,"name":<raw value of node> when the node exists with the given type (-1: any but null). */
 static void field(mapper *m, const char *name, int node, int type) {
@@ -98,7 +104,13 @@ static int common(mapper *m, const char *suffix, char *err, size_t cap) {
     field(m, "location_lat", ctx(m, "location.latitude"), VENDOR_J_NUMBER);
     field(m, "location_lng", ctx(m, "location.longitude"), VENDOR_J_NUMBER);
     field(m, "language", ctx(m, "locale"), VENDOR_J_STRING);
-    field(m, "ip", ctx(m, "ip"), VENDOR_J_STRING);
+    {
+        /* Only the event's own address: "$remote" asks Amplitude to locate the event at the
+         * sender's address (docs/vendors/amplitude.md, "Geolocation"), so it is never passed on. */
+        int ip = ctx(m, "ip");
+        if (ip >= 0 && !(m->doc->nodes[ip].raw_len == 9 && memcmp(m->doc->nodes[ip].raw, "\"$remote\"", 9) == 0))
+            field(m, "ip", ip, VENDOR_J_STRING);
+    }
     if (vendor_json_nonempty_string(m->doc, ad) && vendor_json_string(m->doc, os, text, sizeof text) == 0) {
         if (strcmp(text, "iOS") == 0 || strcmp(text, "iPadOS") == 0) field(m, "idfa", ad, VENDOR_J_STRING);
         else if (strcmp(text, "Android") == 0) field(m, "adid", ad, VENDOR_J_STRING);
@@ -110,10 +122,14 @@ static int common(mapper *m, const char *suffix, char *err, size_t cap) {
  * 19.990000000000002). */
 static void number_field(vendor_buf *b, const char *name, double value) {
     char num[40];
-    int digits;
-    for (digits = 1; digits <= 17; digits++) {
-        snprintf(num, sizeof num, "%.*g", digits, value);
-        if (strtod(num, NULL) == value) break;
+    /* 15 significant digits read back exactly for almost every product of two prices; 17 always. */
+    snprintf(num, sizeof num, "%.15g", value);
+    if (strtod(num, NULL) != value) {
+        int digits;
+        for (digits = 16; digits <= 17; digits++) {
+            snprintf(num, sizeof num, "%.*g", digits, value);
+            if (strtod(num, NULL) == value) break;
+        }
     }
     vendor_buf_member(b, name, strlen(name));
     vendor_buf_str(b, num);
@@ -155,7 +171,7 @@ static void end_event(mapper *m, int *count) {
 /* {"$set":{...},"$setOnce":{...},"$add":{...}} from traits, by the settings' lists. */
 static void user_properties(mapper *m, int traits) {
     const char *ops[3] = {"$set", "$setOnce", "$add"};
-    int op, c, first_op = 1;
+    int op, c, first_op = 1, written = 0;
     vendor_buf_str(m->out, ",\"user_properties\":{");
     for (op = 0; op < 3; op++) {
         int first = 1;
@@ -165,6 +181,8 @@ static void user_properties(mapper *m, int traits) {
             int in_add = n->type == VENDOR_J_NUMBER && vendor_listed(m->s->increment, m->s->increment_count, n->key, n->key_len);
             int which = in_add ? 2 : in_once ? 1 : 0;
             if (which != op) continue;
+            if (!vendor_member_fits(m->doc, c, &amp_limits, &m->trimmed)) continue;
+            if (++written > amp_limits.max_keys) { m->trimmed.keys_dropped++; continue; }
             if (first) {
                 if (!first_op) vendor_buf_add(m->out, ",", 1);
                 vendor_buf_str(m->out, "\"");
@@ -178,7 +196,7 @@ static void user_properties(mapper *m, int traits) {
             vendor_buf_add(m->out, "\"", 1);
             vendor_buf_add(m->out, n->key, n->key_len);
             vendor_buf_add(m->out, "\":", 2);
-            vendor_buf_raw(m->out, m->doc, c);
+            vendor_buf_value_limited(m->out, m->doc, c, &amp_limits, &m->trimmed);
         }
         if (!first) vendor_buf_add(m->out, "}", 1);
     }
@@ -188,8 +206,7 @@ static void user_properties(mapper *m, int traits) {
 
 static void properties_field(mapper *m, const char *name, int obj) {
     vendor_buf_member(m->out, name, strlen(name));
-    if (obj >= 0 && m->doc->nodes[obj].type == VENDOR_J_OBJECT) vendor_buf_raw(m->out, m->doc, obj);
-    else vendor_buf_str(m->out, "{}");
+    vendor_buf_limited(m->out, m->doc, obj, &amp_limits, &m->trimmed);
 }
 
 static int map_track(mapper *m, int *count, char *err, size_t cap) {
@@ -229,7 +246,18 @@ static int map_page(mapper *m, int screen, int *count, char *err, size_t cap) {
     int name = vendor_json_get(m->doc, m->root, "name");
     const char *kind = screen ? "Screen" : "Page";
     char text[1024];
-    if (vendor_json_nonempty_string(m->doc, name) && m->s->track_named_pages) {
+    if (!m->s->classic_pages) {
+        /* Segment's Actions preset ("Viewed {{name}}"); a page without a name, which the preset
+         * would send as "Viewed " with a dangling space, is "Loaded a Page" / "Loaded a Screen". */
+        if (vendor_json_nonempty_string(m->doc, name)) {
+            vendor_buf_str(m->out, "{\"event_type\":\"Viewed ");
+            vendor_buf_add(m->out, m->doc->nodes[name].raw + 1, m->doc->nodes[name].raw_len - 2);
+            vendor_buf_str(m->out, "\"");
+        } else {
+            snprintf(text, sizeof text, "{\"event_type\":\"Loaded a %s\"", kind);
+            vendor_buf_str(m->out, text);
+        }
+    } else if (vendor_json_nonempty_string(m->doc, name) && m->s->track_named_pages) {
         /* "Viewed " + the name as it is escaped in the event + " Page": still a valid literal. */
         vendor_buf_str(m->out, "{\"event_type\":\"Viewed ");
         vendor_buf_add(m->out, m->doc->nodes[name].raw + 1, m->doc->nodes[name].raw_len - 2);
@@ -282,7 +310,7 @@ static int map_group(mapper *m, int *count, char *err, size_t cap) {
         vendor_buf_str(m->out, ",\"groups\":");
         vendor_buf_add(m->out, groups.data, groups.len);
         vendor_buf_str(m->out, ",\"group_properties\":{\"$set\":");
-        vendor_buf_raw(m->out, m->doc, traits);
+        vendor_buf_limited(m->out, m->doc, traits, &amp_limits, &m->trimmed);
         vendor_buf_add(m->out, "}", 1);
         end_event(m, count);
     }
@@ -291,11 +319,12 @@ static int map_group(mapper *m, int *count, char *err, size_t cap) {
 }
 
 int amp_map_event(const amp_settings *s, const char *json, size_t len, vendor_buf *out, int *count,
-                  char *err, size_t cap) {
+                  char *note, size_t note_cap, char *err, size_t cap) {
     vendor_json doc;
     mapper m;
     char type[16];
     int status, type_node;
+    if (note_cap) note[0] = 0;
     if (vendor_json_parse(&doc, json, len, AMP_VENDOR, err, cap) != 0) return -1;
     memset(&m, 0, sizeof m);
     m.s = s; m.doc = &doc; m.root = 0; m.out = out;
@@ -320,6 +349,12 @@ int amp_map_event(const amp_settings *s, const char *json, size_t len, vendor_bu
     else if (strcmp(type, "page") == 0) status = map_page(&m, 0, count, err, cap);
     else if (strcmp(type, "group") == 0) status = map_group(&m, count, err, cap);
     else status = 1; /* alias: no Amplitude call */
+    if (status == 0 && vendor_trimmed_any(&m.trimmed) && note_cap) {
+        char what[400];
+        vendor_trimmed_text(&m.trimmed, &amp_limits, what, sizeof what);
+        snprintf(note, note_cap, "the event %s was sent within Amplitude's limits: %s",
+                 m.message_id[0] ? m.message_id : "without messageId", what);
+    }
     vendor_json_free(&doc);
     if (status == 0 && out->failed) { snprintf(err, cap, "Amplitude: out of memory"); return -1; }
     return status;

@@ -53,6 +53,7 @@ int amp_settings_parse(amp_settings *s, const char *text, size_t len, int https_
     if (vendor_setting_base_url(&r, "apiHost", base, sizeof base) != 0) goto done;
     if (base[0]) snprintf(host, sizeof host, "%s", base);
     snprintf(s->url, sizeof s->url, "%s/2/httpapi", host);
+    s->classic_pages = vendor_json_get(&doc, 0, "trackAllPages") >= 0 || vendor_json_get(&doc, 0, "trackNamedPages") >= 0;
     if (vendor_setting_bool(&r, "trackAllPages", 0, &s->track_all_pages) != 0) goto done;
     if (vendor_setting_bool(&r, "trackNamedPages", 1, &s->track_named_pages) != 0) goto done;
     if (vendor_setting_bool(&r, "trackRevenuePerProduct", 0, &s->track_revenue_per_product) != 0) goto done;
@@ -93,7 +94,10 @@ static ah_status send_event(ah_instance *self, const char *json, size_t len, cha
     amp_event_ref refs[64];
     int count = 0, i, rc, worst = AMP_DELIVERED, n = 0;
     size_t at = 0;
-    rc = amp_map_event(&self->settings, json, len, &out, &count, err, cap);
+    char note[600];
+    rc = amp_map_event(&self->settings, json, len, &out, &count, note, sizeof note, err, cap);
+    /* Cut or left out to fit Amplitude's limits: said once, with the event's messageId. */
+    if (note[0]) self->host->log(self->host->ctx, AH_LOG_WARN, note, strlen(note));
     if (rc != 0) {
         vendor_buf_free(&out);
         return rc > 0 ? AH_OK : AH_ERR_PERMANENT;

@@ -27,6 +27,8 @@ typedef struct amp_settings {
     char api_key[256];
     char url[1024];            /* the full /2/httpapi URL */
     int min_id_length;         /* 0: Amplitude's default (5) */
+    int classic_pages;         /* a classic page setting was given: the two below name pages;
+                                * else Segment's Actions preset, "Viewed NAME" */
     int track_all_pages;       /* page/screen as "Loaded a Page" / "Loaded a Screen" */
     int track_named_pages;     /* named page/screen as "Viewed NAME Page" / "Viewed NAME Screen" */
     int track_revenue_per_product;
@@ -50,9 +52,11 @@ int amp_settings_parse(amp_settings *s, const char *text, size_t len, int https_
 /* Appends the Amplitude events for one Segment event (of `type`: "track", "identify", "screen",
  * "page", "group") to `out`, each as a complete JSON object followed by a NUL separator byte
  * counted in `*count`. Returns 0, 1 when the event maps to nothing (alias, an unnamed page with
- * page tracking off), or -1 with the reason Amplitude would refuse it in `err`. */
+ * page tracking off), or -1 with the reason Amplitude would refuse it in `err`. What Amplitude's
+ * limits cut or left out is said in `note` (naming the messageId, for the host's log, which names
+ * the library; empty when nothing was). */
 int amp_map_event(const amp_settings *s, const char *json, size_t len, vendor_buf *out, int *count,
-                  char *err, size_t cap);
+                  char *note, size_t note_cap, char *err, size_t cap);
 
 /* ---- Transport and delivery ---------------------------------------------------------------- */
 

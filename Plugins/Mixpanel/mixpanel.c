@@ -84,21 +84,25 @@ int mp_settings_parse(mp_settings *s, const char *text, size_t len, char *err, s
     s->strict = strcmp(strict, "0") != 0;
     if (s->secret[0]) {
         char pair[300];
-        snprintf(s->events_url, sizeof s->events_url, "%s/import?strict=%d", s->base, s->strict);
+        snprintf(s->events_url, sizeof s->events_url, "%s/import?strict=%d&ip=0", s->base, s->strict);
         snprintf(pair, sizeof pair, "%s:", s->secret);
         memcpy(s->authorization, "Basic ", 6);
         base64(pair, strlen(pair), s->authorization + 6, sizeof s->authorization - 6);
     } else {
-        snprintf(s->events_url, sizeof s->events_url, "%s/track?verbose=1", s->base);
+        snprintf(s->events_url, sizeof s->events_url, "%s/track?verbose=1&ip=0", s->base);
     }
-    snprintf(s->engage_url, sizeof s->engage_url, "%s/engage?verbose=1", s->base);
-    snprintf(s->groups_url, sizeof s->groups_url, "%s/groups?verbose=1", s->base);
+    /* ip=0 on every request: Mixpanel locates a record by its own ip / $ip only, never by the
+     * address of the machine sending it (a server sends for many users), as its SDKs do. */
+    snprintf(s->engage_url, sizeof s->engage_url, "%s/engage?verbose=1&ip=0", s->base);
+    snprintf(s->groups_url, sizeof s->groups_url, "%s/groups?verbose=1&ip=0", s->base);
     if (vendor_setting_string(&r, "sourceName", s->source_name, sizeof s->source_name) != 0) goto done;
     if (vendor_setting_bool(&r, "people", 1, &s->people) != 0) goto done;
     if (vendor_setting_bool(&r, "setAllTraitsByDefault", 1, &s->set_all_traits) != 0) goto done;
     if (vendor_setting_list(&r, "peopleProperties", s->people_properties, &s->people_properties_count) != 0) goto done;
     if (vendor_setting_list(&r, "setOnceProperties", s->set_once, &s->set_once_count) != 0) goto done;
     if (vendor_setting_list(&r, "groupIdentifierTraits", s->group_traits, &s->group_traits_count) != 0) goto done;
+    s->classic_pages = vendor_json_get(&doc, 0, "trackAllPages") >= 0 || vendor_json_get(&doc, 0, "trackNamedPages") >= 0 ||
+                       vendor_json_get(&doc, 0, "trackCategorizedPages") >= 0 || vendor_json_get(&doc, 0, "consolidatedPageCalls") >= 0;
     if (vendor_setting_bool(&r, "trackAllPages", 0, &s->track_all_pages) != 0) goto done;
     if (vendor_setting_bool(&r, "trackNamedPages", 1, &s->track_named_pages) != 0) goto done;
     if (vendor_setting_bool(&r, "trackCategorizedPages", 0, &s->track_categorized_pages) != 0) goto done;
@@ -118,10 +122,12 @@ done:
 /* Maps one Segment event and hands its records to the upload. */
 static ah_status send_event(ah_instance *self, const char *json, size_t len, char *err, size_t cap) {
     vendor_buf out = {0};
-    char message_id[256];
+    char message_id[256], note[600];
     int count = 0, rc;
     ah_status status;
-    rc = mp_map_event(&self->settings, json, len, &out, &count, message_id, sizeof message_id, err, cap);
+    rc = mp_map_event(&self->settings, json, len, &out, &count, message_id, sizeof message_id, note, sizeof note, err, cap);
+    /* Cut or left out to fit Mixpanel's limits: said once, with the event's messageId. */
+    if (note[0]) self->host->log(self->host->ctx, AH_LOG_WARN, note, strlen(note));
     if (rc != 0) {
         vendor_buf_free(&out);
         return rc > 0 ? AH_OK : AH_ERR_PERMANENT;

@@ -39,6 +39,8 @@ typedef struct mp_settings {
     int set_once_count;
     char group_traits[VENDOR_MAX_TRAIT_LIST][VENDOR_TRAIT_NAME_CAP]; /* groupIdentifierTraits */
     int group_traits_count;
+    int classic_pages;          /* a classic page setting was given: the four below name pages;
+                                 * else Segment's Actions preset, "Viewed NAME" */
     int track_all_pages;        /* "Loaded a Page" / "Loaded a Screen" */
     int track_named_pages;      /* "Viewed NAME Page" / "Viewed NAME Screen" */
     int track_categorized_pages;/* "Viewed CATEGORY Page" */
@@ -57,14 +59,19 @@ int mp_settings_parse(mp_settings *s, const char *text, size_t len, char *err, s
 
 /* Where a record goes. */
 enum mp_endpoint { MP_EVENTS = 0, MP_ENGAGE = 1, MP_GROUPS = 2 };
+/* The marker of an /engage update that would count twice if sent twice ($append): a call that
+ * delivered one is never answered retryable (see mp_upload.c). */
+#define MP_ENGAGE_ONCE 3
 
 /* Appends the Mixpanel records of one Segment event to `out`, each as one byte (enum
- * mp_endpoint, '0' + value), then a complete JSON object, then a NUL; `*count` counts them.
- * The event's messageId (for reports) goes to `message_id`.
+ * mp_endpoint, '0' + value, or '0' + MP_ENGAGE_ONCE), then a complete JSON object, then a NUL;
+ * `*count` counts them.
+ * The event's messageId (for reports) goes to `message_id`; what Mixpanel's limits cut or left
+ * out is said in `note` (naming the messageId; empty when nothing was).
  * Returns 0, 1 when the event maps to nothing (a page the settings do not track, identify
  * without people), or -1 with the reason Mixpanel would refuse it in `err`. */
 int mp_map_event(const mp_settings *s, const char *json, size_t len, vendor_buf *out, int *count,
-                 char *message_id, size_t message_id_cap, char *err, size_t cap);
+                 char *message_id, size_t message_id_cap, char *note, size_t note_cap, char *err, size_t cap);
 
 /* ---- Upload -------------------------------------------------------------------------------- */
 

@@ -16,8 +16,11 @@
  *   408, 429, 5xx, no answer   AH_ERR_RETRYABLE; a Retry-After goes to the host first
  *                          (AH_EXT_RETRY_AFTER), whose retry then waits at least that long
  *   other 4xx (401: a wrong API secret)   AH_ERR_PERMANENT
- * A call whose records span several requests gets the worst of their answers. Mixpanel drops a
- * re-sent event by its $insert_id, so a retried batch never counts twice. */
+ * A call whose records got different answers: a retryable answer wins (the host calls again and
+ * every record of the call is sent again): Mixpanel drops a re-sent event by its $insert_id, and
+ * $set, $set_once, $union and a group's $set are the same sent twice; a refused record is
+ * refused again. An /engage $append ($transactions), which would count twice, goes only after
+ * every other record of its call was delivered, so a retried call never repeats it. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
@@ -26,15 +29,7 @@
 #include <time.h>
 #include "mixpanel.h"
 
-/* One call of a hook: answered once every one of its records is answered. */
-typedef struct call {
-    uint64_t token;        /* 0: a call answered synchronously (its hook waits on `answered`) */
-    int remaining;
-    ah_status worst;
-    int done, abandoned;   /* synchronous calls only */
-    char message_id[256];
-    char reason[1800];
-} call;
+typedef struct call call;
 
 typedef struct item {
     char *json;
@@ -42,6 +37,21 @@ typedef struct item {
     int endpoint;
     call *owner;
 } item;
+
+/* One call of a hook: answered once every one of its records is answered. */
+struct call {
+    uint64_t token;        /* 0: a call answered synchronously (its hook waits on `answered`) */
+    int remaining;
+    ah_status worst;
+    int done, abandoned;   /* synchronous calls only */
+    /* A record that would count twice if sent twice (an /engage $append): it goes only once
+     * every other record of the call was delivered, so that a retry of the call never repeats
+     * it. has_deferred: it still waits. */
+    item deferred;
+    int has_deferred;
+    char message_id[256];
+    char reason[1800];
+};
 
 /* One request: its records and what it needs from the settings, copied when it is made (a
  * split half is sent from a host thread while `update` may replace the settings). */
@@ -90,6 +100,19 @@ mp_upload *mp_upload_create(const ah_host *host, const mp_settings *settings, ch
     return up;
 }
 
+/* Appends `it` to what is held (under the lock); false when out of memory. */
+static int hold(mp_upload *up, const item *it) {
+    if (up->held_count == up->held_cap) {
+        int grown_cap = up->held_cap ? up->held_cap * 2 : 256;
+        item *grown = (item *)realloc(up->held, (size_t)grown_cap * sizeof(item));
+        if (!grown) return 0;
+        up->held = grown;
+        up->held_cap = grown_cap;
+    }
+    up->held[up->held_count++] = *it;
+    return 1;
+}
+
 /* Records one record's answer in its call; answers the call when it was the last. */
 static void answer_item(mp_upload *up, item *it, ah_status status, const char *why) {
     call *c = it->owner;
@@ -97,11 +120,22 @@ static void answer_item(mp_upload *up, item *it, ah_status status, const char *w
     uint64_t token;
     pthread_mutex_lock(&up->lock);
     token = c->token; /* read under the lock: a synchronous call's waiter frees it once done */
-    if (status == AH_ERR_PERMANENT || (status == AH_ERR_RETRYABLE && c->worst == AH_OK)) {
-        if (!(status == AH_ERR_PERMANENT && c->worst == AH_ERR_PERMANENT)) snprintf(c->reason, sizeof c->reason, "%s", why);
+    if ((status == AH_ERR_RETRYABLE && c->worst != AH_ERR_RETRYABLE) || (status == AH_ERR_PERMANENT && c->worst == AH_OK)) {
+        snprintf(c->reason, sizeof c->reason, "%s", why);
         c->worst = status;
     }
     last = --c->remaining == 0;
+    if (last && c->has_deferred) {
+        /* The rest of the call is answered: its $append goes now if all of it was delivered,
+         * else not at all (the host's retry of the call sends it, once). */
+        c->has_deferred = 0;
+        if (c->worst == AH_OK && hold(up, &c->deferred)) {
+            c->remaining = 1;
+            last = 0;
+        } else {
+            free(c->deferred.json);
+        }
+    }
     if (last && !token) {
         c->done = 1;
         free_it = c->abandoned;
@@ -370,14 +404,22 @@ ah_status mp_upload_call(mp_upload *up, const char *records, size_t len, int cou
     for (i = 0; i < count; i++) {
         /* Each record: its endpoint's digit, the JSON object, a NUL. */
         size_t n = strlen(records + at);
-        item *it = &up->held[up->held_count++];
-        it->endpoint = records[at] - '0';
+        int once = records[at] - '0' == MP_ENGAGE_ONCE && !c->has_deferred;
+        item *it = once ? &c->deferred : &up->held[up->held_count++];
+        it->endpoint = records[at] - '0' == MP_ENGAGE_ONCE ? MP_ENGAGE : records[at] - '0';
         it->json = (char *)malloc(n);
         if (it->json) memcpy(it->json, records + at + 1, n);
         it->len = it->json ? n - 1 : 0;
         if (it->json) it->json[n - 1] = 0;
         it->owner = c;
         at += n + 1;
+        if (once) { c->has_deferred = 1; c->remaining--; }
+    }
+    if (c->remaining == 0) {
+        /* Nothing else in the call: the deferred record goes now (room was made above). */
+        up->held[up->held_count++] = c->deferred;
+        c->has_deferred = 0;
+        c->remaining = 1;
     }
     up->held_calls++;
     /* Send at once when a request slot is free (nothing waits idle, so no timer is needed);
@@ -429,14 +471,14 @@ void mp_upload_destroy(mp_upload *up) {
         if (!b) break;
         for (i = 0; i < b->count; i++) {
             call *c = b->items[i].owner;
-            if (--c->remaining == 0) free(c);
+            if (--c->remaining == 0) { if (c->has_deferred) free(c->deferred.json); free(c); }
         }
         free_batch(b);
     }
     for (i = 0; i < up->held_count; i++) {
         call *c = up->held[i].owner;
         free(up->held[i].json);
-        if (--c->remaining == 0) free(c);
+        if (--c->remaining == 0) { if (c->has_deferred) free(c->deferred.json); free(c); }
     }
     free(up->held);
     pthread_cond_destroy(&up->answered);

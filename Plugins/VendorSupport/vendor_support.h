@@ -14,6 +14,7 @@
  *                      non-ASCII strings are copied byte for byte)
  *   vendor_buffer.c    a growable output buffer and the JSON pieces written into it
  *   vendor_settings.c  typed reads of a settings object, with errors naming library and setting
+ *   vendor_limits.c    a vendor's documented limits on properties applied before sending
  *   vendor_time.c      ISO-8601 timestamps to milliseconds since 1970
  *   vendor_host.c      host extension tables, Retry-After, transient statuses, durable queue
  *   vendor_requests.c  the line uploads wait in for the host's HTTP client, one request at a time
@@ -84,6 +85,40 @@ void vendor_buf_raw(vendor_buf *b, const vendor_json *doc, int node);
 /* `,"NAME":` with the name's bytes as given (already valid inside a JSON string). */
 void vendor_buf_member(vendor_buf *b, const char *name, size_t len);
 void vendor_buf_free(vendor_buf *b);
+
+/* ---- Vendor limits (vendor_limits.c) ------------------------------------------------------- */
+
+/* What a vendor documents about the properties of one event (0: no limit of that kind). */
+typedef struct vendor_limits {
+    int max_keys;            /* members of the properties object */
+    size_t max_name_bytes;   /* a member's name, as written */
+    size_t max_string_bytes; /* a string value (decoded bytes); longer ones are cut */
+    int max_depth;           /* objects/arrays within a property's value (1: a flat object) */
+    int characters;          /* 1: the two lengths above count characters (code points), not bytes */
+} vendor_limits;
+
+/* What vendor_buf_limited left out or cut (each count added to). */
+typedef struct vendor_trimmed {
+    int keys_dropped;    /* members past max_keys */
+    int names_dropped;   /* members whose name is longer than max_name_bytes */
+    int strings_cut;     /* strings cut to max_string_bytes */
+    int deep_dropped;    /* values nested deeper than max_depth */
+} vendor_trimmed;
+
+/* Writes object node `obj` of `doc` to `b` within `limits`: the first max_keys members whose
+ * name fits; a value nested deeper than max_depth left out; a longer string cut at a character
+ * boundary (an escape is never split). What is within the limits is copied byte for byte, and an
+ * object wholly within them in one copy (the usual case costs one walk over its nodes). */
+void vendor_buf_limited(vendor_buf *b, const vendor_json *doc, int obj, const vendor_limits *limits, vendor_trimmed *t);
+/* The same, one member at a time (for a caller that renames or filters members): 1 when member
+ * `node` may go (its name fits, its value is not nested too deep), else 0 with the reason counted;
+ * then its value with strings cut. The caller counts members against max_keys. */
+int vendor_member_fits(const vendor_json *doc, int node, const vendor_limits *limits, vendor_trimmed *t);
+void vendor_buf_value_limited(vendor_buf *b, const vendor_json *doc, int node, const vendor_limits *limits, vendor_trimmed *t);
+/* True when vendor_buf_limited left out or cut something. */
+int vendor_trimmed_any(const vendor_trimmed *t);
+/* "2 properties past 255 left out, 1 string cut to 255 bytes" (what `t` counts), into `buf`. */
+void vendor_trimmed_text(const vendor_trimmed *t, const vendor_limits *limits, char *buf, size_t cap);
 
 /* ---- Settings (vendor_settings.c) ---------------------------------------------------------- */
 

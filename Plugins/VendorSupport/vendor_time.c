@@ -2,7 +2,7 @@
  * vendors' APIs take, computed without the C library's time zone state (no TZ, no locale), so the
  * result depends on the text alone.
  * Threads and lifetime: pure functions, safe from any thread. */
-#include <stdio.h>
+#include <string.h>
 #include "vendor_support.h"
 
 /* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
@@ -16,13 +16,26 @@ static int64_t days_from_civil(int64_t y, int64_t mo, int64_t d) {
     return era * 146097 + doe - 719468;
 }
 
+/* The `n` digits at `t` as a number, or -1 when one is not a digit. */
+static int digits(const char *t, int n) {
+    int v = 0, i;
+    for (i = 0; i < n; i++) {
+        if (t[i] < '0' || t[i] > '9') return -1;
+        v = v * 10 + (t[i] - '0');
+    }
+    return v;
+}
+
 int vendor_parse_time_ms(const char *t, int64_t *ms) {
-    int y, mo, d, h, mi, s, n = 0;
+    int y, mo, d, h, mi, s;
     int64_t frac = 0, scale = 1000, offset = 0;
     const char *p;
-    if (sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &n) != 6 || n != 19) return -1;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return -1;
-    p = t + n;
+    /* YYYY-MM-DDTHH:MM:SS, read digit by digit (sscanf costs a microsecond per event). */
+    if (strlen(t) < 19 || t[4] != '-' || t[7] != '-' || (t[10] != 'T' && t[10] != 't' && t[10] != ' ') || t[13] != ':' || t[16] != ':') return -1;
+    y = digits(t, 4); mo = digits(t + 5, 2); d = digits(t + 8, 2);
+    h = digits(t + 11, 2); mi = digits(t + 14, 2); s = digits(t + 17, 2);
+    if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 60) return -1;
+    p = t + 19;
     if (*p == '.') {
         /* Digits past the millisecond are read and dropped. */
         for (p++; *p >= '0' && *p <= '9'; p++)
@@ -31,8 +44,8 @@ int vendor_parse_time_ms(const char *t, int64_t *ms) {
     }
     if (*p == 'Z' || *p == 'z') p++;
     else if (*p == '+' || *p == '-') {
-        int oh, om;
-        if (sscanf(p + 1, "%2d:%2d", &oh, &om) != 2) return -1;
+        int oh = digits(p + 1, 2), om = p[1] && p[2] && p[3] == ':' ? digits(p + 4, 2) : -1;
+        if (oh < 0 || om < 0) return -1;
         offset = (int64_t)(oh * 60 + om) * 60 * (*p == '+' ? 1 : -1);
         p += 6;
     } else return -1;

@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
     amp_transport socket_transport = {amp_post_socket, NULL};
     vendor_buf out = {0};
     amp_event_ref *refs;
-    char err[4096], line[1 << 16];
+    char err[4096], note[600], line[1 << 16];
     int count = 0, i, requests;
     size_t at = 0;
     if (argc != 2 || amp_settings_parse(&settings, argv[1], strlen(argv[1]), 0, err, sizeof err) != 0) {
@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
         int before_count = count;
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
         if (n == 0) continue;
-        if (amp_map_event(&settings, line, n, &out, &count, err, sizeof err) < 0) {
+        if (amp_map_event(&settings, line, n, &out, &count, note, sizeof note, err, sizeof err) < 0) {
             printf("unmapped %s\n", err);
             out.len = before;
             count = before_count;

@@ -8,6 +8,10 @@
  * "retryable T", "sync S" (the synchronous call's status), "retry_after MS..." and exits 0;
  * AddressSanitizer aborts on any memory error. Built by the tests with the C files of Plugins/Mixpanel. */
 #define _DEFAULT_SOURCE
+/* A string past Mixpanel's 255 bytes (with the prefix the driver adds). */
+#define LONG_TEXT "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" \
+                  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" \
+                  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,10 +132,24 @@ static const void *get_extension(void *ctx, const char *id) {
     return NULL;
 }
 
-static void host_log(void *ctx, int32_t level, const char *text, size_t len) { (void)ctx; (void)level; (void)text; (void)len; }
+/* Warnings that an event was cut to Mixpanel's limits, counted (printed as "trimmed"). */
+static int trimmed;
+static void host_log(void *ctx, int32_t level, const char *text, size_t len) {
+    static const char mark[] = "Mixpanel's limits";
+    size_t i;
+    (void)ctx;
+    if (level != AH_LOG_WARN || !text) return;
+    for (i = 0; i + sizeof mark - 1 <= len; i++)
+        if (memcmp(text + i, mark, sizeof mark - 1) == 0) {
+            pthread_mutex_lock(&lock);
+            trimmed++;
+            pthread_mutex_unlock(&lock);
+            return;
+        }
+}
 
 int main(int argc, char **argv) {
-    char err[2048], event[512];
+    char err[2048], event[2048];
     const ah_integration *integration = analytics_host_plugin_v1(AH_ABI_VERSION, err, sizeof err);
     ah_host host;
     ah_instance *instance;
@@ -150,7 +168,10 @@ int main(int argc, char **argv) {
     if (!(instance = integration->create(&host, settings, sizeof settings - 1, err, sizeof err))) { fprintf(stderr, "create: %s\n", err); return 2; }
     for (i = 0; i < calls; i++) {
         ah_status status;
-        snprintf(event, sizeof event, "{\"type\":\"track\",\"event\":\"E %d \\u00e9 \\ud83d\\ude00\",\"userId\":\"user-%d\",\"messageId\":\"m-%d\",\"properties\":{\"n\":%d,\"big\":12345678901234567890}}", i, i % 7, i, i);
+        snprintf(event, sizeof event, "{\"type\":\"track\",\"event\":\"E %d \\u00e9 \\ud83d\\ude00\",\"userId\":\"user-%d\",\"messageId\":\"m-%d\",\"properties\":{\"n\":%d,\"big\":12345678901234567890%s}}", i, i % 7, i, i,
+                 i % 5 == 0 ? ",\"revenue\":1.5" /* a profile $append that waits for its event */
+                 : i % 7 == 3 ? ",\"long\":\"\\u00e9\\ud83d\\ude00 past 255 bytes: " LONG_TEXT "\",\"deep\":{\"a\":{\"b\":{\"c\":{\"d\":1}}}}"
+                 : ""); /* cut and left out to fit Mixpanel's limits */
         pthread_mutex_lock(&lock);
         in_hook = 1;
         hook_token = 0;
@@ -181,7 +202,7 @@ int main(int argc, char **argv) {
     printf("requests %d\nrecords %d\nok %d\npermanent %d\nretryable %d\nsync %d\nretry_after", requests, records,
            completed[0], completed[2], completed[1], sync);
     for (i = 0; i < retry_count; i++) printf(" %u", retry_delays[i]);
-    printf("\n");
+    printf("\ntrimmed %d\n", trimmed);
     pthread_mutex_unlock(&lock);
     return 0;
 }

@@ -15,6 +15,11 @@ import Foundation
 /// `events_with_invalid_fields`, `events_with_invalid_id_lengths`), and nothing is ingested, as
 /// with Amplitude. Events are deduplicated by `insert_id` (``uniqueEvents``), as Amplitude does.
 /// ``failNext(_:times:)`` queues failures (429, 503) answered before any check.
+///
+/// What Amplitude takes but would not keep as sent is listed rather than refused, as Amplitude
+/// gives no error for it: an event located at the sender's address (`ip` `"$remote"`,
+/// ``locatedAtSender``), properties past its documented limits (more than 1,024, strings or names
+/// over 1,024 characters: ``overLimits``).
 public final class AmplitudeFake: @unchecked Sendable {
     public let apiKey: String
     public let server: LoopbackHTTPServer
@@ -26,6 +31,12 @@ public final class AmplitudeFake: @unchecked Sendable {
     private var _maxEvents = 2000
     private var arrivals: [Double] = []
     private var _responseDelay = 0.0
+    private var atSender: [String] = []
+    private var invalidWhen: (@Sendable (JSONObject) -> Bool)?
+    private var pastLimits: [String] = []
+
+    /// Amplitude's documented limits on event, user and group properties.
+    static let limits = VendorPropertyLimits(maxKeys: 1024, maxNameLength: 1024, maxStringLength: 1024, maxDepth: 0, characters: true)
 
     public init(apiKey: String = "amp-test-api-key") throws {
         self.apiKey = apiKey
@@ -48,6 +59,13 @@ public final class AmplitudeFake: @unchecked Sendable {
             return seen.insert(id).inserted
         }
     }
+
+    /// The insert_ids of the events Amplitude would locate at the sender's address (`ip` "$remote").
+    public var locatedAtSender: [String] { lock.lock(); defer { lock.unlock() }; return atSender }
+
+    /// The events sent past Amplitude's documented limits, with what was over (Amplitude would
+    /// cut or drop it silently).
+    public var overLimits: [String] { lock.lock(); defer { lock.unlock() }; return pastLimits }
 
     /// Why each refused request was refused (status and Amplitude's error text).
     public var refused: [String] { lock.lock(); defer { lock.unlock() }; return refusals }
@@ -72,6 +90,13 @@ public final class AmplitudeFake: @unchecked Sendable {
         lock.lock(); failures += Array(repeating: response, count: times); lock.unlock()
     }
 
+    /// Refuses every event for which `predicate` holds as Amplitude refuses an event with an
+    /// invalid field (400 naming it in `events_with_invalid_fields`, nothing of its request
+    /// ingested): a rule of the vendor's that the library cannot know in advance.
+    public func refuseEvents(where predicate: @escaping @Sendable (JSONObject) -> Bool) {
+        lock.lock(); invalidWhen = predicate; lock.unlock()
+    }
+
     private func refuse(_ status: Int, _ body: JSONObject) -> ScriptedResponse {
         var body = body
         body["code"] = .number(JSONNumber(status))
@@ -83,7 +108,7 @@ public final class AmplitudeFake: @unchecked Sendable {
         lock.lock()
         arrivals.append(monotonicSeconds())
         let failure = failures.isEmpty ? nil : failures.removeFirst()
-        let maxBytes = _maxBodyBytes, maxEvents = _maxEvents
+        let maxBytes = _maxBodyBytes, maxEvents = _maxEvents, invalidWhen = invalidWhen
         lock.unlock()
         if let failure { return failure }
         guard request.method == "POST", request.path == "/2/httpapi" || request.path == "/batch" else {
@@ -127,6 +152,7 @@ public final class AmplitudeFake: @unchecked Sendable {
                 if let value = event[field], value.numberValue == nil { invalid[field, default: []].append(index) }
             }
             if let value = event["quantity"], value.intValue == nil { invalid["quantity", default: []].append(index) }
+            if let invalidWhen, invalidWhen(event) { invalid["event_properties", default: []].append(index) }
             events.append(event)
         }
         func indexMap(_ map: [String: [Int]]) -> JSON { .object(JSONObject(map.map { ($0.key, JSON.array($0.value.map { .number(JSONNumber($0)) })) })) }
@@ -139,7 +165,17 @@ public final class AmplitudeFake: @unchecked Sendable {
         if !short.isEmpty {
             return refuse(400, ["error": "Invalid id length for user_id or device_id", "events_with_invalid_id_lengths": indexMap(short)])
         }
-        lock.lock(); accepted += events; let delay = _responseDelay; lock.unlock()
+        var located: [String] = [], over: [String] = []
+        for event in events {
+            let id = event["insert_id"]?.stringValue ?? "?"
+            if event["ip"]?.stringValue == "$remote" { located.append(id) }
+            let groups: [JSONObject] = ["event_properties", "user_properties", "group_properties"].flatMap { field -> [JSONObject] in
+                guard let value = event[field]?.objectValue else { return [] }
+                return field == "event_properties" ? [value] : value.values.compactMap(\.objectValue)
+            }
+            if let problem = groups.lazy.compactMap({ Self.limits.problem($0) }).first { over.append("\(id): \(problem)") }
+        }
+        lock.lock(); accepted += events; atSender += located; pastLimits += over; let delay = _responseDelay; lock.unlock()
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         let now = Int(Date().timeIntervalSince1970 * 1000)
         return .json(#"{"code":200,"events_ingested":\#(events.count),"payload_size_bytes":\#(request.wireBodySize),"server_upload_time":\#(now)}"#)

@@ -23,6 +23,12 @@ import Foundation
 ///   update refuses the request (400).
 /// Events are deduplicated by `$insert_id` (``uniqueEvents``), as Mixpanel does.
 /// ``failNext(_:times:)`` queues failures (429, 503) answered before any check.
+///
+/// What Mixpanel takes but would not keep as sent is listed rather than refused, as Mixpanel gives
+/// no error for it: a record located at the sender's address (a request without `ip=0` carrying a
+/// record without its own `ip` / `$ip`: ``locatedAtSender``), properties past its documented limits
+/// (more than 255 per event, names over 255, strings over 255 bytes, objects nested more than 3
+/// deep: ``overLimits``).
 public final class MixpanelFake: @unchecked Sendable {
     public let token: String
     public let apiSecret: String
@@ -37,6 +43,13 @@ public final class MixpanelFake: @unchecked Sendable {
     private var _maxBodyBytes = 10_000_000
     private var arrivals: [Double] = []
     private var _responseDelay = 0.0
+    private var atSender: [String] = []
+    private var pastLimits: [String] = []
+
+    /// Mixpanel's documented limits on event properties, and on profile and group updates (2,000
+    /// properties a profile).
+    static let limits = VendorPropertyLimits(maxKeys: 255, maxNameLength: 255, maxStringLength: 255, maxDepth: 3, characters: false)
+    static let profileLimits = VendorPropertyLimits(maxKeys: 2000, maxNameLength: 255, maxStringLength: 255, maxDepth: 3, characters: false)
 
     static let maxEvents = 2000
     static let operations: Set<String> = ["$set", "$set_once", "$add", "$union", "$append", "$remove", "$unset", "$delete"]
@@ -60,6 +73,14 @@ public final class MixpanelFake: @unchecked Sendable {
     public var groupUpdates: [JSONObject] { lock.lock(); defer { lock.unlock() }; return acceptedGroups }
     /// Why each refused request (or refused record) was refused: status and Mixpanel's text.
     public var refused: [String] { lock.lock(); defer { lock.unlock() }; return refusals }
+    /// The records Mixpanel would locate at the sender's address: `$insert_id` of an event,
+    /// `$distinct_id` of a profile update, `$group_id` of a group update.
+    public var locatedAtSender: [String] { lock.lock(); defer { lock.unlock() }; return atSender }
+
+    /// The records sent past Mixpanel's documented limits, with what was over (Mixpanel would cut
+    /// or drop it silently).
+    public var overLimits: [String] { lock.lock(); defer { lock.unlock() }; return pastLimits }
+
     /// Events strict=0 dropped without a word.
     public var silentlyDropped: Int { lock.lock(); defer { lock.unlock() }; return dropped }
 
@@ -153,12 +174,30 @@ public final class MixpanelFake: @unchecked Sendable {
             let text = "a request takes 1 to \(Self.maxEvents) records, not \(list.count)"
             return isImport ? refuseImport(400, text, "Bad Request") : refuse(400, text)
         }
+        note(list, path: path, locatedAtSender: query["ip"] != "0")
         switch path {
         case "/import": return importEvents(list, strict: query["strict"] != "0")
         case "/track": return trackEvents(list)
         case "/engage": return updates(list, profiles: true)
         default: return updates(list, profiles: false)
         }
+    }
+
+    /// Lists the records of a request that Mixpanel would locate at the sender or keep only in part.
+    private func note(_ list: [JSON], path: String, locatedAtSender: Bool) {
+        var located: [String] = [], over: [String] = []
+        for item in list {
+            guard let record = item.objectValue else { continue }
+            let events = path == "/import" || path == "/track"
+            let id = (events ? record["properties"]?["$insert_id"] : record["$distinct_id"] ?? record["$group_id"])?.stringValue ?? "?"
+            let ownAddress = events ? record["properties"]?["ip"] : record["$ip"]
+            if locatedAtSender, path != "/groups", ownAddress == nil { located.append(id) }
+            let checked: [JSONObject] = events ? [record["properties"]?.objectValue].compactMap { $0 }
+                : Self.operations.compactMap { record[$0]?.objectValue }
+            let limits = events ? Self.limits : Self.profileLimits
+            if let problem = checked.lazy.compactMap({ limits.problem($0) }).first { over.append("\(id): \(problem)") }
+        }
+        lock.lock(); atSender += located; pastLimits += over; lock.unlock()
     }
 
     /// Why Mixpanel would refuse one event: (field, message), or nil.

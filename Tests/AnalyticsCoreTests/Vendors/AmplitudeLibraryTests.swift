@@ -93,10 +93,10 @@ import Testing
         let dir = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(dir) }
         let fake = try AmplitudeFake()
-        let named = try AmplitudeBuild.instance(fake, dir: dir)
+        let named = try AmplitudeBuild.instance(fake, #""trackNamedPages":true"#, dir: dir)
         #expect(named.deliver(wireEvent(#"{"type":"screen","name":"Basket","anonymousId":"anon-0001","properties":{"items":3}}"#)) == .ok)
         #expect(named.deliver(wireEvent(#"{"type":"page","name":"Prix \"d'été\" ☀️","anonymousId":"anon-0001"}"#)) == .ok)
-        #expect(named.deliver(wireEvent(#"{"type":"page","anonymousId":"anon-0001"}"#)) == .ok, "an unnamed page is not tracked by default")
+        #expect(named.deliver(wireEvent(#"{"type":"page","anonymousId":"anon-0001"}"#)) == .ok, "with the classic settings an unnamed page is not tracked")
         #expect(fake.events.map { $0["event_type"]?.stringValue } == ["Viewed Basket Screen", "Viewed Prix \"d'été\" ☀️ Page"])
         #expect(fake.events[0]["event_properties"] == ["items": 3])
         #expect(fake.server.requestCount == 2)
@@ -238,7 +238,7 @@ import Testing
         #expect(instance.update(settings: settingsObject(#"{"apiKey":"","apiHost":"http://127.0.0.1:1"}"#), kind: .refresh)
                 == .permanent("Amplitude: settings need a non-empty \"apiKey\" string (the project's API key)"))
         #expect(instance.deliver(wireEvent(#"{"type":"track","event":"Still Here","userId":"user-42"}"#)) == .ok)
-        #expect(first.events.map { $0["event_type"]?.stringValue } == ["Viewed Home Page"])
+        #expect(first.events.map { $0["event_type"]?.stringValue } == ["Viewed Home"])
         #expect(second.events.map { $0["event_type"]?.stringValue } == ["Loaded a Page", "Still Here"])
     }
 }

@@ -29,7 +29,7 @@ import Testing
         #expect(analytics.flush())
         analytics.shutdown()
 
-        #expect(fake.events.map { $0["event"]?.stringValue } == ["Browsed", "$identify", "Viewed Basket Screen", "$merge"])
+        #expect(fake.events.map { $0["event"]?.stringValue } == ["Browsed", "$identify", "Viewed Basket", "$merge"])
         let browsed = try #require(fake.events.first?["properties"]?.objectValue)
         #expect(browsed["distinct_id"] == .string(anonymousId) && browsed["$device_id"] == .string(anonymousId) && browsed["$user_id"] == nil)
         #expect(browsed["label"] == "Zoë 😀")

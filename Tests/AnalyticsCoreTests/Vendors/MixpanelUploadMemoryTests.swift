@@ -37,6 +37,7 @@ import Testing
         #expect(r["retry_after"] == "2000", "the 429's Retry-After went to the host: \(r)")
         #expect(r["sync"] == "0", "the synchronous call after them: \(r)")
         #expect((Int(r["records"] ?? "") ?? 0) >= 120)
+        #expect(r["trimmed"] == "13", "every call with a long string and a deep object was cut to Mixpanel's limits: \(r)")
     }
 
     @Test func refusalsNamingNothingSplitDownToTheBadRecord() throws {

@@ -33,7 +33,7 @@ import Testing
         if isolated { arguments.append("--isolate") }
         let result = try HostBinary.run(arguments, stdin: input, in: dir)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        #expect(amplitude.events.map { $0["event_type"]?.stringValue } == ["$identify", "Shared", "Amplitude Only", "Viewed Pricing Page"])
+        #expect(amplitude.events.map { $0["event_type"]?.stringValue } == ["$identify", "Shared", "Amplitude Only", "Viewed Pricing"])
         #expect(posthog.events.map { $0["event"]?.stringValue } == ["$identify", "Shared", "PostHog Only", "$pageview"])
         #expect(amplitude.events.map { $0["insert_id"]?.stringValue } == ["m-1", "m-2", "m-3", "m-5"])
         #expect(amplitude.events[0]["user_properties"]?["$set"]?["name"] == "Zoë 😀")
