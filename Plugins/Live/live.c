@@ -19,6 +19,11 @@
  *                         event instead of passing it on unchanged (AH_PLUGIN_FAIL_CLOSED)
  *   downloadTimeoutMs     (default 10000)   maxBundleBytes (default 8 MiB)
  *   maxStorageBytes       size bound of the `storage` object (default 1 MiB)
+ *   maxEventDepth         events made while processing an event JavaScript made, and so on: past
+ *                         this depth they are refused and reported (default 3)
+ *   maxEventsPerCall      events one call into JavaScript may send (default 100)
+ *   dataBridge            a JSON object the bundle reads as the global `DataBridge` (analytics-kotlin's
+ *                         and substrata's data bridge: values the application shares with JavaScript)
  *
  * Threads and locks: each loaded bundle ("generation") has its own engine, entered under the
  * engine's lock only. What JavaScript asks of the host (events, plugins to add, reset, flush)
@@ -128,6 +133,15 @@ static int read_options(live_instance *live, char *err, size_t err_cap, live_buf
     live->download_timeout_ms = (uint32_t)option_number(o, n, "downloadTimeoutMs", 10000, 1, 600000);
     live->max_bundle = (size_t)option_number(o, n, "maxBundleBytes", 8.0 * 1024 * 1024, 1, 1e10);
     live->max_storage = (size_t)option_number(o, n, "maxStorageBytes", 1024.0 * 1024, 2, 1e10);
+    live->max_event_depth = (int)option_number(o, n, "maxEventDepth", 3, 1, 64);
+    live->max_events_per_call = (int)option_number(o, n, "maxEventsPerCall", 100, 1, 1e6);
+    if (live_json_member(o, n, "dataBridge", &s, &e) && !live_json_is(s, e, "null")) {
+        if (*s != '{') {
+            snprintf(err, err_cap, "option dataBridge must be a JSON object (the values the bundle reads as DataBridge)");
+            return -1;
+        }
+        if (live_buf_set(&live->data_bridge, s, (size_t)(e - s))) { snprintf(err, err_cap, "out of memory"); return -1; }
+    }
     if (live_json_member(o, n, "failClosed", &s, &e)) {
         if (live_json_bool(s, e) == 1) live->fail_closed_all = 1;
         else if (live_json_bool(s, e) != 0 && live_json_array(s, e, add_fail_closed_name, live) != 0) {
@@ -252,6 +266,10 @@ static void destroy(ah_instance *self) {
     for (size_t i = 0; live_modules[i]; i++)
         if (live_modules[i]->stop) live_modules[i]->stop(live);
     live_retire_current(live, NULL);
+    unsigned long long refused = atomic_load(&live->refused_sends);
+    if (refused)
+        live_log(live, AH_LOG_WARN, "%llu events sent by JavaScript were refused in all (maxEventDepth %d, "
+                 "maxEventsPerCall %d)", refused, live->max_event_depth, live->max_events_per_call);
     live_release_instance(live);
 }
 

@@ -51,6 +51,7 @@ typedef struct live_plugin {
     char name[128];
     atomic_int consecutive_timeouts;
     atomic_int disabled;
+    atomic_int storm_reported;   /* the first refused send of this plugin was logged */
     int listed;                  /* in live->plugins; guarded by live->mutex */
     struct live_plugin *next;    /* guarded by live->mutex */
 } live_plugin;
@@ -71,6 +72,13 @@ struct live_gen {
     size_t context_marker_len;
     double next_heap_check;
     live_heap_guard heap_guard;
+    /* The storm bound (live_native.c, "send"): how deep the event being processed was made
+     * (0: an input event; see live_event_depth), which plugin is being called (NULL: the bundle's
+     * top level, update, signals), and how many events this call sent so far. */
+    int event_depth;
+    live_plugin *calling;
+    int call_sends;
+    int storm_reported;          /* a refused send outside any plugin was logged */
     int retired;                 /* guarded by live->mutex: no longer active, adds are refused */
 };
 
@@ -87,6 +95,10 @@ struct live_instance {
     size_t max_heap, max_bundle, max_storage;
     uint32_t download_timeout_ms;
     int max_timeouts, fail_closed_all;
+    int max_event_depth;         /* maxEventDepth: events made from events made from ... */
+    int max_events_per_call;     /* maxEventsPerCall: events one call into JavaScript may send */
+    atomic_ullong refused_sends; /* sends refused by those two bounds */
+    live_buf data_bridge;        /* dataBridge: a JSON object the bundle reads as `DataBridge` */
     live_buf fail_closed_names;  /* "\nName\nOther\n" */
     live_buf fallback_path;
     char storage_dir[PATH_MAX - 64]; /* room for the file names added to it */
@@ -139,6 +151,10 @@ int live_queue_action(live_gen *g, enum action_kind kind, int64_t js_id, const c
 /* live_native.c: `__live_native(op, a, b)` (a live_native_fn; ctx is the live_gen) */
 int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const char *b,
                    size_t b_len, live_buf *out, int *out_null);
+
+/* How deep an event was made by JavaScript, read from its context text (or the whole event):
+ * 0 without `__eventOrigin`, else its `depth` (1 when absent). */
+int live_event_depth(const char *text, size_t len);
 
 /* live_plugin.c: plugins on host timelines, the queued actions, retiring a generation */
 void live_finish_call(live_gen *g);

@@ -59,6 +59,35 @@ static int destination_keys(live_instance *live, live_buf *out) {
     return live_buf_append(out, "]", 1);
 }
 
+/* The storm bound: an event made while processing an event that JavaScript made, and so on,
+ * past maxEventDepth, and events past maxEventsPerCall in one call, are refused. The first
+ * refusal of each plugin (or of the bundle's own code) is logged at error level, naming the
+ * plugin and the bundle (the run exits 3); the others are counted and said when the library
+ * stops. The event being processed goes on. The engine lock is held. */
+static int storm_refused(live_gen *g) {
+    live_instance *live = g->live;
+    int depth = g->event_depth + 1;
+    int deep = depth > live->max_event_depth;
+    int many = !deep && ++g->call_sends > live->max_events_per_call;
+    if (!deep && !many) return 0;
+    atomic_fetch_add(&live->refused_sends, 1);
+    int first = g->calling ? !atomic_exchange(&g->calling->storm_reported, 1) : !g->storm_reported;
+    if (!g->calling) g->storm_reported = 1;
+    if (!first) return 1;
+    const char *who = g->calling ? g->calling->name : "(the bundle's own code)";
+    if (deep) {
+        live_log(live, AH_LOG_ERROR, "plugin %s of bundle %s (version %lld) sent an event %d deep (an event made "
+                 "while processing one made by JavaScript, past maxEventDepth %d): refused, as are its later "
+                 "ones (counted); the event being processed goes on", who, g->file, (long long)g->version, depth,
+                 live->max_event_depth);
+    } else {
+        live_log(live, AH_LOG_ERROR, "plugin %s of bundle %s (version %lld) sent more than %d events in one call "
+                 "(maxEventsPerCall): the rest are refused, as are later ones past the bound (counted); the event "
+                 "being processed goes on", who, g->file, (long long)g->version, live->max_events_per_call);
+    }
+    return 1;
+}
+
 int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const char *b,
                      size_t b_len, live_buf *out, int *out_null) {
     live_gen *g = ctx;
@@ -71,6 +100,9 @@ int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const
         pthread_mutex_lock(&live->mutex);
         int failed = live_json_append_string(out, live->write_key.data ? live->write_key.data : "", live->write_key.len);
         pthread_mutex_unlock(&live->mutex);
+        if (!failed) failed = live_buf_append(out, ",\"dataBridge\":", 14) ||
+                              (live->data_bridge.len ? live_buf_append(out, live->data_bridge.data, live->data_bridge.len)
+                                                     : live_buf_append(out, "{}", 2));
         return failed || live_buf_append(out, "}", 1) ? -1 : 0;
     }
     if (strcmp(op, "warning") == 0) {  /* the runtime's own warnings, without the console prefix */
@@ -90,9 +122,15 @@ int live_native_op(void *ctx, const char *op, const char *a, size_t a_len, const
         *out_null = 1;
         return 0;
     }
+    if (strcmp(op, "depth") == 0) {  /* how deep an event sent now is made (1: from an input event) */
+        char text[16];
+        snprintf(text, sizeof text, "%d", g->event_depth + 1);
+        return live_buf_set(out, text, strlen(text));
+    }
     if (strcmp(op, "send") == 0) {  /* a: the event, b: the client ("" or absent: the host's) */
         *out_null = 1;
         if (!a) return 0;
+        if (storm_refused(g)) return 0;
         if (live_queue_action(g, ACTION_SEND, client_id(b), a, a_len)) { live_buf_set(out, "out of memory", 13); return -1; }
         return 0;
     }

@@ -156,6 +156,8 @@ static int32_t plugin_process(void *ctx, const char *json, size_t len, const ah_
      * only if the plugin touches it (see lazyContext in runtime/liveplugins.js). */
     size_t comma = 0, value = 0;
     int lazy = find_last_context(json, len, &comma, &value);
+    g->event_depth = lazy ? live_event_depth(json + value, len - 1 - value) : live_event_depth(json, len);
+    g->calling = p;
     if (lazy) {
         /* The event without its context: "{...}" */
         if (live_buf_set(&g->head, json, comma) || live_buf_append(&g->head, "}", 1)) lazy = 0;
@@ -191,6 +193,8 @@ static int32_t plugin_process(void *ctx, const char *json, size_t len, const ah_
         answer = AH_EVENT_ERROR;
         break;
     }
+    g->event_depth = 0;
+    g->calling = NULL;
     live_finish_call(g);
     return answer;
 }

@@ -63,6 +63,7 @@ void live_release_instance(live_instance *live) {
     live_buf_free(&live->fail_closed_names);
     live_buf_free(&live->fallback_path);
     live_buf_free(&live->write_key);
+    live_buf_free(&live->data_bridge);
     live_buf_free(&live->settings);
     for (int i = 0; i < live->prelude_count; i++) {
         free((char *)live->preludes[i].name);
@@ -98,7 +99,22 @@ live_action *live_take_actions(live_gen *g) {
     live_action *a = g->pending;
     g->pending = NULL;
     g->pending_tail = &g->pending;
+    g->call_sends = 0;
     return a;
+}
+
+int live_event_depth(const char *text, size_t len) {
+    static const char key[] = "\"__eventOrigin\":{";
+    const char *at = memmem(text, len, key, sizeof key - 1);
+    if (!at) return 0;
+    const char *p = at + sizeof key - 1, *end = text + len;
+    const char *close = memchr(p, '}', (size_t)(end - p));
+    if (!close) return 1;
+    const char *d = memmem(p, (size_t)(close - p), "\"depth\":", 8);
+    if (!d) return 1;
+    long v = 0;
+    for (d += 8; d < close && *d >= '0' && *d <= '9' && v < 1000000; d++) v = v * 10 + (*d - '0');
+    return v < 1 ? 1 : (int)v;
 }
 
 int live_queue_action(live_gen *g, enum action_kind kind, int64_t js_id, const char *text, size_t len) {

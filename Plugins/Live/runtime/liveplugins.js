@@ -179,13 +179,17 @@
 
         // `context` (the last argument of track/identify/screen/group, as analytics-swift-live
         // takes it) is merged into the event's context; the origin marker is always the host's.
+        // An event made while processing one that JavaScript made carries how deep it is
+        // (`depth`, 2 and more; the library refuses it past maxEventDepth).
         #send(event, context) {
             if (processing !== null && native("anonymousId", this.#client) === null) {
                 if (event.userId === undefined && typeof processing.userId === "string") event.userId = processing.userId;
                 if (event.anonymousId === undefined && typeof processing.anonymousId === "string") event.anonymousId = processing.anonymousId;
             }
-            event.context = Object.assign({}, objectArgument(context, event.type + ": context"),
-                                          { __eventOrigin: { type: origin, version: config.version } });
+            const marker = { type: origin, version: config.version };
+            const depth = Number(native("depth"));
+            if (depth > 1) marker.depth = depth;
+            event.context = Object.assign({}, objectArgument(context, event.type + ": context"), { __eventOrigin: marker });
             native("send", JSON.stringify(event), this.#client);
         }
         track(event, properties, context) {
@@ -211,6 +215,18 @@
             if (typeof category === "string") e.category = category;
             this.#send(e, context);
         }
+        // analytics.js's page([category], [name], [properties], [options]), its arguments read as
+        // analytics.js reads them: one string is the name, two are the category and the name; the
+        // first object the properties, the second the options (their `context`, else themselves,
+        // is merged into the event's context).
+        page(...args) {
+            const strings = args.filter((a) => typeof a === "string");
+            const objects = args.filter((a) => a !== null && typeof a === "object" && !Array.isArray(a));
+            const e = { type: "page", properties: objects[0] || {} };
+            if (strings.length >= 2) { e.category = strings[0]; e.name = strings[1]; } else if (strings.length === 1) e.name = strings[0];
+            const options = objects[1];
+            this.#send(e, options && options.context !== null && typeof options.context === "object" ? options.context : options);
+        }
         group(groupId, traits, context) {
             const id = stringArgument(groupId, "group", "the groupId");
             if (id === undefined) return;
@@ -225,6 +241,8 @@
         }
         reset() {
             native("reset", this.#client);
+            // As the web signals runtime does: a reset forgets the signals buffered so far.
+            if (this.#client === "" && typeof global.__signalsReset === "function") global.__signalsReset();
             this.#userId.put(null, this.#hostUserId());
             this.#traits.put({}, this.#hostTraits());
         }
@@ -367,7 +385,11 @@
         if (typeof plugin.flush === "function") plugin.flush();
     });
 
-    const globals = { LivePluginType, UpdateType, LivePlugin, Analytics, analytics, console, storage };
+    // analytics-kotlin-live's and substrata's data bridge: values the application shares with
+    // JavaScript (the dataBridge option), read as `DataBridge["key"]`; what the bundle writes
+    // stays in its context.
+    const DataBridge = config.dataBridge !== null && typeof config.dataBridge === "object" ? config.dataBridge : {};
+    const globals = { LivePluginType, UpdateType, LivePlugin, Analytics, analytics, console, storage, DataBridge, dataBridge: DataBridge };
     for (const name of Object.keys(globals)) {
         Object.defineProperty(global, name, { value: globals[name], writable: true, enumerable: false, configurable: true });
     }

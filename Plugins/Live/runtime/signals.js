@@ -204,6 +204,14 @@
         }
     });
 
+    // analytics.reset(): the buffer of the `signals` in place is emptied (its clear(), as the web
+    // runtime's buffer has, else its signalBuffer).
+    entry("__signalsReset", function () {
+        const s = current();
+        if (typeof s.clear === "function") s.clear();
+        else if (Array.isArray(s.signalBuffer)) s.signalBuffer.length = 0;
+    });
+
     const globals = {
         SEGMENT_SIGNALS_RUNTIME_VERSION, SignalType, NavigationAction, NetworkAction, LocalDataAction, EventType,
         RawSignal, NavigationSignal, InteractionSignal, NetworkSignal, LocalDataSignal, InstrumentationSignal,

@@ -3,8 +3,10 @@
 /// Navigation, interaction and network signals come in two shapes: today's (analytics-swift-live
 /// 3.x: `{currentScreen, previousScreen}`, `{target: {component, title, data}}`, network with
 /// `body`, `status`, `ok`, `contentType`) and the earlier one (`{action, screen}`,
-/// `{component, title, data}`, network with `statusCode`, `data`). An earlier-shape signal gets
-/// today's members added (its own stay, so generators written for either shape read it).
+/// `{component, title, data}`, network with `statusCode`, `data`), and analytics-next's web shapes
+/// (navigation `{action: urlChange|pageLoad, url, path, …}`, interaction `{eventType, target}` with
+/// a DOM element's fields). An earlier-shape or web signal gets today's members added (its own
+/// stay, so generators written for any shape read it).
 package struct SignalInput: RawSignal, Equatable {
     package var signalType: SignalType
     package var signalData: JSONObject
@@ -62,7 +64,13 @@ package struct SignalInput: RawSignal, Equatable {
     private static func check(_ type: SignalType, _ data: JSONObject) throws(SignalError) {
         switch type {
         case .navigation:
-            if data["currentScreen"] != nil || data["screen"] == nil {
+            if isWebNavigation(data) {
+                _ = try requiredString(data, "url")
+                if let action = try optionalString(data, "action", in: "data."), !["urlChange", "pageLoad"].contains(action) {
+                    throw SignalError("\"data.action\" is \"\(action)\", expected urlChange or pageLoad (a web navigation signal)")
+                }
+                for key in ["hash", "path", "search", "title", "prevUrl"] { _ = try optionalString(data, key, in: "data.") }
+            } else if data["currentScreen"] != nil || data["screen"] == nil {
                 if data["currentScreen"] == nil { throw SignalError("missing \"data.currentScreen\" (or the earlier \"data.screen\")") }
                 _ = try requiredString(data, "currentScreen")
                 _ = try optionalString(data, "previousScreen", in: "data.")
@@ -72,7 +80,16 @@ package struct SignalInput: RawSignal, Equatable {
                 _ = try requiredString(data, "screen")
             }
         case .interaction:
-            if data["target"] != nil || data["component"] == nil {
+            if let eventType = data["eventType"], !eventType.isNull {
+                guard let name = eventType.stringValue, ["click", "submit", "change"].contains(name) else {
+                    throw SignalError("\"data.eventType\" must be click, submit or change (a web interaction signal), found \(eventType.serialized())")
+                }
+                let element = data["target"] ?? data["submitter"]
+                guard let element, element.objectValue != nil else {
+                    throw SignalError(element == nil ? "missing \"data.target\" (a web interaction signal)"
+                                                     : "\"data.target\" must be an object, found \(JSON.kindName(element!))")
+                }
+            } else if data["target"] != nil || data["component"] == nil {
                 guard let target = data["target"]?.objectValue else {
                     throw SignalError(data["target"] == nil ? "missing \"data.target\" (or the earlier \"data.component\")"
                                                            : "\"data.target\" must be an object, found \(JSON.kindName(data["target"]!))")
@@ -112,15 +129,41 @@ package struct SignalInput: RawSignal, Equatable {
         }
     }
 
-    /// `data` with today's members added to an earlier-shape navigation, interaction or network
-    /// signal (checked already).
+    /// analytics-next's navigation shape: `{action: urlChange|pageLoad, url, hash, path, …}`.
+    private static func isWebNavigation(_ data: JSONObject) -> Bool {
+        data["currentScreen"] == nil && data["screen"] == nil && data["url"] != nil
+    }
+
+    /// The web element's text a title is read from, in the order analytics-next serializes it.
+    private static func elementTitle(_ element: JSONObject) -> JSON? {
+        for key in ["title", "innerText", "textContent", "label", "name", "value"] {
+            if let s = element[key]?.stringValue, !s.isEmpty { return .string(s) }
+        }
+        return nil
+    }
+
+    /// `data` with today's members added to an earlier-shape or web-shaped navigation,
+    /// interaction or network signal (checked already). A web navigation gets `currentScreen`
+    /// (its path, else its url) and `previousScreen` (its prevUrl); a web interaction's element
+    /// gets `component` (its tagName or nodeName, else the eventType) and `title`.
     static func current(_ type: SignalType, _ data: JSONObject) -> JSONObject {
         var o = data
         switch type {
         case .navigation:
-            if o["currentScreen"] == nil, let screen = o["screen"] { o["currentScreen"] = screen }
+            if isWebNavigation(o) {
+                o["currentScreen"] = o["path"].flatMap { $0.stringValue.map(JSON.string) } ?? o["url"]
+                if let previous = o["prevUrl"], !previous.isNull { o["previousScreen"] = previous }
+            } else if o["currentScreen"] == nil, let screen = o["screen"] { o["currentScreen"] = screen }
         case .interaction:
-            if o["target"] == nil, let component = o["component"] {
+            if let eventType = o["eventType"]?.stringValue {
+                let key = o["target"]?.objectValue != nil ? "target" : "submitter"
+                if var element = o[key]?.objectValue, element["component"] == nil {
+                    element["component"] = [element["tagName"], element["nodeName"]].compactMap { $0?.stringValue }.first
+                        .map { .string($0.lowercased()) } ?? .string(eventType)
+                    if element["title"] == nil, let title = elementTitle(element) { element["title"] = title }
+                    o["target"] = .object(element)
+                }
+            } else if o["target"] == nil, let component = o["component"] {
                 var target: JSONObject = ["component": component]
                 if let title = o["title"], !title.isNull { target["title"] = title }
                 if let d = o["data"], !d.isNull { target["data"] = d }

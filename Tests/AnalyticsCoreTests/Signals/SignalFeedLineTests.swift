@@ -26,4 +26,22 @@ import Testing
         #expect(!result.stderr.contains("\u{0}"), "no raw NUL reaches the terminal")
         #expect(result.stdout.contains("1 from the signals file, 2 rejected"), "\(result.stdout)")
     }
+
+    /// analytics-next's web signals (a click on a DOM element, a URL change) are taken, not refused.
+    @Test func webShapedSignalsAreAccepted() throws {
+        let dir = makeTempDirectory("signal-web")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir + "/plugins", withIntermediateDirectories: true)
+        try #"{"integrations":{}}"#.write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
+        let signals = #"{"type":"interaction","data":{"eventType":"click","target":{"tagName":"BUTTON","innerText":"Buy"}}}"# + "\n"
+            + #"{"type":"navigation","data":{"action":"urlChange","url":"https://shop.example/cart","path":"/cart","hash":"","prevUrl":"https://shop.example/"}}"# + "\n"
+            + #"{"type":"interaction","data":{"eventType":"submit","submitter":{"tagName":"FORM"}}}"# + "\n"
+        try signals.write(toFile: dir + "/signals.ndjson", atomically: true, encoding: .utf8)
+        let result = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", dir + "/plugins", "--storage", dir + "/s",
+                                         "--signals", dir + "/signals.ndjson", "--quiet"],
+                                        stdin: "{\"type\":\"track\",\"event\":\"E\",\"userId\":\"u\"}\n", in: dir)
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(!result.stderr.contains("invalid signal"), "\(result.stderr)")
+        #expect(result.stdout.contains("3 from the signals file"), "\(result.stdout)")
+    }
 }

@@ -91,6 +91,36 @@ import Testing
             == ["currentScreen": "Cart", "previousScreen": "Home"])
     }
 
+    /// analytics-next's web signals (a DOM element as the target, a URL change) are accepted and
+    /// get today's members, as the earlier shapes do; their own members stay.
+    @Test func webShapesAreAcceptedAndConverted() throws {
+        func data(_ text: String) throws -> JSONObject {
+            guard case .object(let o) = try JSON(parsing: text) else { return [:] }
+            return try SignalInput(json: o).signalData
+        }
+        #expect(try data(#"{"type":"interaction","data":{"eventType":"click","target":{"id":"buy","nodeName":"BUTTON","tagName":"BUTTON","innerText":"Add to cart","attributes":{"class":"cta"}}}}"#)
+            == ["eventType": "click", "target": ["id": "buy", "nodeName": "BUTTON", "tagName": "BUTTON", "innerText": "Add to cart",
+                                                 "attributes": ["class": "cta"], "component": "button", "title": "Add to cart"]])
+        #expect(try data(#"{"type":"interaction","data":{"eventType":"submit","submitter":{"tagName":"FORM","title":"Sign up"}}}"#)
+            == ["eventType": "submit", "submitter": ["tagName": "FORM", "title": "Sign up"], "target": ["tagName": "FORM", "title": "Sign up", "component": "form"]])
+        #expect(try data(#"{"type":"interaction","data":{"eventType":"change","target":{},"change":{"value":"x"},"listener":"onchange"}}"#)
+            == ["eventType": "change", "target": ["component": "change"], "change": ["value": "x"], "listener": "onchange"])
+        #expect(try data(#"{"type":"navigation","data":{"action":"urlChange","url":"https://shop.example/cart?x=1","path":"/cart","hash":"","search":"?x=1","prevUrl":"https://shop.example/"}}"#)
+            == ["action": "urlChange", "url": "https://shop.example/cart?x=1", "path": "/cart", "hash": "", "search": "?x=1",
+                "prevUrl": "https://shop.example/", "currentScreen": "/cart", "previousScreen": "https://shop.example/"])
+        #expect(try data(#"{"type":"navigation","data":{"action":"pageLoad","url":"https://shop.example/","title":"Shop"}}"#)
+            == ["action": "pageLoad", "url": "https://shop.example/", "title": "Shop", "currentScreen": "https://shop.example/"])
+        func problem(_ text: String) -> String? {
+            guard case .object(let o) = try! JSON(parsing: text) else { return "not an object" }
+            do { _ = try SignalInput(json: o); return nil } catch { return error.message }
+        }
+        #expect(problem(#"{"type":"interaction","data":{"eventType":"hover","target":{}}}"#)?.hasPrefix("\"data.eventType\" must be click, submit or change") == true)
+        #expect(problem(#"{"type":"interaction","data":{"eventType":"click"}}"#) == "missing \"data.target\" (a web interaction signal)")
+        #expect(problem(#"{"type":"interaction","data":{"eventType":"click","target":"b"}}"#) == "\"data.target\" must be an object, found a string")
+        #expect(problem(#"{"type":"navigation","data":{"action":"reload","url":"u"}}"#)?.contains("expected urlChange or pageLoad") == true)
+        #expect(problem(#"{"type":"navigation","data":{"url":7}}"#) == "\"data.url\" must be a string, found a number")
+    }
+
     @Test func obfuscationKeepsShapeAndWhatHappened() {
         let signal = Signal(anonymousId: "a", type: .interaction, timestamp: "t", index: 0,
                             data: ["component": "textField", "title": "Email", "data": ["value": "me@example.com", "n": 3, "ok": true]])
