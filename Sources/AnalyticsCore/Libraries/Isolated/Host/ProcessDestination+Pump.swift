@@ -63,6 +63,7 @@ extension ProcessDestination {
                 crashed(status: status, during: during, culprit: nil, inFlight: [], requeue: items, timedOut: false, timeout: timeout)
                 return
             case .refused(let why):
+                client.withLock { $0.analytics.value }?.libraryProblems.notCreated(key: key, why)
                 disable(why)
                 for item in items { giveUp(item, counted: true) }
                 return
