@@ -98,13 +98,10 @@ public final class Analytics: Sendable {
         self.log = log
 
         var directoryError: AnalyticsError?
-        do {
-            try FileManager.default.createDirectory(atPath: configuration.storageDirectory, withIntermediateDirectories: true)
-            if access(configuration.storageDirectory, W_OK) != 0 {
-                directoryError = .storage("storage directory \(configuration.storageDirectory) is not writable: \(String(cString: strerror(errno)))")
-            }
-        } catch {
-            directoryError = .storage("cannot create storage directory \(configuration.storageDirectory): \(error.localizedDescription)")
+        if let why = DirectoryCreation.make(configuration.storageDirectory) {
+            directoryError = .storage("cannot create storage directory \(configuration.storageDirectory): \(why)")
+        } else if access(configuration.storageDirectory, W_OK) != 0 {
+            directoryError = .storage("storage directory \(configuration.storageDirectory) is not writable: \(String(cString: strerror(errno)))")
         }
         self.directoryError = directoryError
         if let directoryError { report(directoryError) }

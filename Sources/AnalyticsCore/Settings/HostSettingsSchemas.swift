@@ -91,7 +91,7 @@ package enum HostSettingsSchemas {
                 let at = "integrations.\(key)"
                 if key == RoutingRules.segmentDestinationKey {
                     // Its types are the structure check's (apiKey, apiHost, httpConfig) or nobody's (passed through).
-                    out += segment.problems(in: settings, at: at, source: source, what: "Segment.io").filter(\.isWarning)
+                    out += segment.problems(in: settings, at: at, source: source, what: "Segment.io's settings").filter(\.isWarning)
                     out += httpConfigProblems(settings["httpConfig"], at: "\(at).httpConfig", source: source)
                     continue
                 }
@@ -101,9 +101,9 @@ package enum HostSettingsSchemas {
         if let plan = root["plan"]?.objectValue {
             for (section, value) in plan {
                 guard planSections.contains(section) else {
-                    var message = "unknown section of the tracking plan"
+                    var message = "unknown section of the tracking plan, ignored"
                     if let near = NearestName.suggestion(for: section, among: planSections.sorted()) { message += "; did you mean \"\(near)\"?" }
-                    out.append(SettingsProblem(source: source, path: "plan.\(section)", message: message + " It is ignored.", severity: .warning))
+                    out.append(SettingsProblem(source: source, path: "plan.\(section)", message: message, severity: .warning))
                     continue
                 }
                 for (event, rule) in value.objectValue ?? [:] {
@@ -141,11 +141,11 @@ package enum HostSettingsSchemas {
     package static func destinationProblems(_ settings: JSONObject, key: String, schema: SettingsSchema?, at: String, source: String) -> [SettingsProblem] {
         var out: [SettingsProblem]
         if let schema {
-            out = schema.problems(in: settings, at: at, source: source, what: key, alsoKnown: destination)
+            out = schema.problems(in: settings, at: at, source: source, what: "\(key)'s settings", alsoKnown: destination)
         } else {
             var known: JSONObject = [:]
             for (name, value) in settings where destination.contains(where: { $0.name == name }) { known[name] = value }
-            out = SettingsSchema([]).problems(in: known, at: at, source: source, what: key, alsoKnown: destination)
+            out = SettingsSchema([]).problems(in: known, at: at, source: source, what: "\(key)'s settings", alsoKnown: destination)
         }
         switch settings["isolation"] {
         case .string(let mode)?:

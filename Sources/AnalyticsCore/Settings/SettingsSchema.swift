@@ -123,7 +123,7 @@ public struct SettingsSchema: Sendable, Equatable {
             if value == nil || value!.isNull {
                 if declared.required {
                     out.append(SettingsProblem(source: source, path: at(declared.name),
-                                               message: "missing: \(what) requires it (\(declared.types.expected): \(declared.summary))"))
+                                               message: "missing: required (\(declared.types.expected): \(declared.summary))"))
                 }
                 continue
             }
@@ -134,13 +134,12 @@ public struct SettingsSchema: Sendable, Equatable {
         }
         let names = Set((settings + alsoKnown).map(\.name))
         for key in object.keys where !names.contains(key) {
-            var message = "unknown \(unknownIsError ? "key" : "setting") of \(what)"
+            var message = "unknown key in \(what)" + (unknownIsError ? "" : ", ignored")
             if let near = NearestName.suggestion(for: key, among: names.sorted()) {
                 message += "; did you mean \"\(near)\"?"
             } else if !settings.isEmpty {
-                message += " (it reads: \(settings.map(\.name).joined(separator: ", ")))"
+                message += " (known: \(settings.map(\.name).joined(separator: ", ")))"
             }
-            message += unknownIsError ? "" : " It is ignored."
             out.append(SettingsProblem(source: source, path: at(key), message: message, severity: unknownIsError ? .error : .warning))
         }
         return out
