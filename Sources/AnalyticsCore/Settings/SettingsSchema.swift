@@ -135,7 +135,8 @@ public struct SettingsSchema: Sendable, Equatable {
         let names = Set((settings + alsoKnown).map(\.name))
         for key in object.keys where !names.contains(key) {
             var message = "unknown key in \(what)" + (unknownIsError ? "" : ", ignored")
-            if let near = NearestName.suggestion(for: key, among: names.sorted()) {
+            // The schema's own names first: a library's "types" over the CDN's "type".
+            if let near = NearestName.suggestion(for: key, among: settings.map(\.name)) ?? NearestName.suggestion(for: key, among: alsoKnown.map(\.name)) {
                 message += "; did you mean \"\(near)\"?"
             } else if !settings.isEmpty {
                 message += " (known: \(settings.map(\.name).joined(separator: ", ")))"
