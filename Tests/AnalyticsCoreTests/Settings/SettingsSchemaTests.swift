@@ -20,10 +20,10 @@ import Testing
         #expect(NearestName.distance(Array("kitten"), Array("sitting")) == 3)
     }
 
-    @Test func aMisspelledSegmentSettingIsAWarningWithDidYouMean() {
+    @Test func aMisspelledSegmentSettingIsAWarningWithDidYouMean() throws {
         let found = problems(["integrations": ["Segment.io": ["apiKey": "k", "apiHots": "http://127.0.0.1:9/v1"]]])
         #expect(found.count == 1)
-        let p = try! #require(found.first)
+        let p = try #require(found.first)
         #expect(p.isWarning && p.path == "integrations.Segment.io.apiHots")
         #expect(p.message.contains(#"did you mean "apiHost"?"#), "\(p.message)")
         // The CDN's own keys are known, and a correct document has nothing to say.

@@ -1,3 +1,4 @@
+import AnalyticsTestSupport
 import Foundation
 import Testing
 @testable import AnalyticsCore
@@ -25,7 +26,8 @@ import Testing
         #expect(scanned.problems.isEmpty, "\(scanned.problems)")
         #expect(scanned.libraries.first?.settingsSchema == Self.expected)
         let text = JSON.object(ScanRecord.encode(loaded.info)).serialized()
-        let decoded = try #require(ScanRecord.decode(try #require(try JSON(parsing: text).objectValue)))
+        let record = try #require(try JSON(parsing: text).objectValue)
+        let decoded = try #require(ScanRecord.decode(record))
         #expect(try decoded.get().settingsSchema == Self.expected)
         // A library without the table has none (and a record without one decodes so).
         let plain = try PluginLoader().load(file: try FixtureBuilder.library("noop", in: dir, as: "libplain.so"))
@@ -39,11 +41,11 @@ import Testing
         let dir = makeTempDirectory("schema-bad")
         defer { FixtureBuilder.remove(dir) }
         let file = try FixtureBuilder.library("settings_schema", in: dir, as: "libschema.so", defines: [define])
-        do {
+        do throws(PluginLoadError) {
             _ = try PluginLoader().load(file: file)
             Issue.record("\(define): the library was loaded")
         } catch {
-            #expect(error.description.contains(AH_EXT_SETTINGS_SCHEMA) && error.description.contains(reason), "\(error)")
+            #expect(error.description.contains("analytics-host.settings-schema/1") && error.description.contains(reason), "\(error)")
         }
     }
 
