@@ -503,6 +503,67 @@ typedef struct ah_durable {
 } ah_durable;
 
 /* ---------------------------------------------------------------------------------------------
+ * Library capability: the settings it reads (ABI 1.3, AH_EXT_SETTINGS_SCHEMA)
+ * ------------------------------------------------------------------------------------------- */
+
+/* A library that declares the settings it reads from its settings object (the object under
+ * integrations[key]; for a whole-settings library, that same object, not the whole document)
+ * offers this table. The host then:
+ *   - lists them (`analytics-host plugins`, like the properties gst-inspect shows);
+ *   - checks the settings against them (`analytics-host check-settings --plugins DIR`, and before
+ *     it calls `create`, in-process or in process mode): a declared setting of another type, or a required one missing
+ *     or null, is an error and the instance is NOT created (the key and the reason are reported,
+ *     and `run` lists them under its problems); a key the table does not declare is a warning
+ *     naming the nearest declared key ("did you mean"), and `create` is called as usual.
+ * The host's own keys of a destination ("durable", "isolation") are known to the host: do not
+ * declare them. A library without the table is created without checks, as before.
+ * Any 1.3 host may look it up; an older host ignores it. Works alike in process mode (the scan
+ * carries the table to the host). */
+#define AH_EXT_SETTINGS_SCHEMA "analytics-host.settings-schema/1"
+
+/* The JSON types of a setting (bits: a setting may accept several, e.g. a string or an array).
+ * JSON null always counts as "absent". */
+#define AH_SETTING_STRING 0x1u
+#define AH_SETTING_NUMBER 0x2u
+#define AH_SETTING_BOOLEAN 0x4u
+#define AH_SETTING_OBJECT 0x8u
+#define AH_SETTING_ARRAY 0x10u
+
+/* One setting. Owner: the library (static, like the strings it points to). Lifetime: until the
+ * process exits. */
+typedef struct ah_setting {
+    /* The key, NUL-terminated UTF-8, non-empty; unique within the table. */
+    const char *AH_NULLABLE name;
+    /* AH_SETTING_* bits, at least one. */
+    uint32_t types;
+    /* 1: the instance cannot be created without it; 0: optional. */
+    uint32_t required;
+    /* What applies when it is absent, as JSON text (NUL-terminated: "20", "\"us\"", "true"), or
+     * NULL when nothing does (a required setting, or one whose absence switches a feature off). */
+    const char *AH_NULLABLE default_json;
+    /* One line saying what it does (NUL-terminated, no newline), shown by `plugins`. */
+    const char *AH_NULLABLE description;
+} ah_setting;
+
+/* Owner: the library (static). Lifetime: until the process exits. Read once at load time, from
+ * any thread, so it must not change. A malformed table (count over 1024, an entry with a NULL or
+ * empty name, a duplicate name, no known type bit, a default that is not JSON of a declared type)
+ * gets the library refused with the reason, as any malformed struct. */
+typedef struct ah_settings_schema {
+    /* sizeof(ah_settings_schema) as compiled by the library. */
+    uint32_t size;
+    /* sizeof(ah_setting) as compiled by the library: the stride of `settings` (entries may grow
+     * at the end in later generations; the host reads what lies within this size). */
+    uint32_t setting_size;
+    /* Number of entries of `settings` (0: it reads no settings, so every key is unknown). */
+    uint32_t count;
+    /* Reserved: 0. */
+    uint32_t flags;
+    /* `count` entries, `setting_size` bytes apart. */
+    const ah_setting *AH_NULLABLE settings;
+} ah_settings_schema;
+
+/* ---------------------------------------------------------------------------------------------
  * Host capability: timeline plugins (ABI 1.2, AH_EXT_TIMELINE)
  * ------------------------------------------------------------------------------------------- */
 

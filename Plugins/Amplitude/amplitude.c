@@ -181,8 +181,9 @@ static const ah_integration amp_integration = {
     sizeof(ah_integration), AH_ABI_VERSION, "Amplitude", AMP_VERSION, AH_LANGUAGE_C, NULL,
     amp_create, &amp_hooks,
     /* The host's durable queue: events wait there until their upload was acknowledged, so with
-     * finish-later a batch held here is never the only copy and a SIGKILL loses nothing. */
-    vendor_durable_extension,
+     * finish-later a batch held here is never the only copy and a SIGKILL loses nothing. The
+     * settings it reads: amp_schema.c. */
+    amp_get_extension,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -124,4 +124,7 @@ void amp_later_flush(amp_later *later);
 /* Frees what is left (the host has abandoned those tokens). */
 void amp_later_destroy(amp_later *later);
 
+/* The library's capability tables: its settings schema (amp_schema.c), then the durable queue. */
+const void *amp_get_extension(const char *id);
+
 #endif

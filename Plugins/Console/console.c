@@ -271,9 +271,22 @@ static const ah_hooks console_hooks = {
     NULL, /* lifecycle: nothing to do */
 };
 
+/* The settings apply_settings reads, declared for the host (AH_EXT_SETTINGS_SCHEMA). */
+static const ah_setting console_settings[] = {
+    { "prefix", AH_SETTING_STRING, 0, "\"[analytics]\"", "printed first on every line" },
+    { "showPayload", AH_SETTING_BOOLEAN, 0, "false", "append the whole event JSON to each line" },
+};
+static const ah_settings_schema console_settings_schema = {
+    sizeof(ah_settings_schema), sizeof(ah_setting), sizeof console_settings / sizeof console_settings[0], 0, console_settings,
+};
+
+static const void *console_get_extension(const char *id) {
+    return strcmp(id, AH_EXT_SETTINGS_SCHEMA) == 0 ? &console_settings_schema : NULL;
+}
+
 static const ah_integration console_integration = {
     sizeof(ah_integration), AH_ABI_VERSION, "Console", CONSOLE_VERSION, AH_LANGUAGE_C, NULL,
-    console_create, &console_hooks, NULL,
+    console_create, &console_hooks, console_get_extension,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -439,9 +439,24 @@ static const ah_hooks file_hooks = {
     file_flush, file_update, file_destroy, file_lifecycle,
 };
 
+/* The settings parse_settings reads, declared for the host (AH_EXT_SETTINGS_SCHEMA). */
+static const ah_setting file_settings[] = {
+    { "path", AH_SETTING_STRING, 1, NULL,
+      "the file to append to (created 0644 with its missing directories; relative to the settings file)" },
+    { "types", AH_SETTING_ARRAY, 0, NULL,
+      "only these event types are written (track, identify, screen, page, group, alias); all when absent" },
+};
+static const ah_settings_schema file_settings_schema = {
+    sizeof(ah_settings_schema), sizeof(ah_setting), sizeof file_settings / sizeof file_settings[0], 0, file_settings,
+};
+
+static const void *file_get_extension(const char *id) {
+    return strcmp(id, AH_EXT_SETTINGS_SCHEMA) == 0 ? &file_settings_schema : NULL;
+}
+
 static const ah_integration file_integration = {
     sizeof(ah_integration), AH_ABI_VERSION, "File", FILE_VERSION, AH_LANGUAGE_C, NULL,
-    file_create, &file_hooks, NULL,
+    file_create, &file_hooks, file_get_extension,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

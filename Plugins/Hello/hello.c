@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analytics_plugin.h"
 
@@ -43,10 +44,20 @@ static const ah_hooks hooks = {
     .size = sizeof(ah_hooks), .track = track, .flush = flush, .destroy = destroy,
 };
 
+/* It reads no settings: an empty table says so (AH_EXT_SETTINGS_SCHEMA), so a key written under
+ * "Hello" is reported as unknown instead of passing silently. */
+static const ah_settings_schema settings_schema = {
+    .size = sizeof(ah_settings_schema), .setting_size = sizeof(ah_setting), .count = 0, .settings = NULL,
+};
+
+static const void *get_extension(const char *id) {
+    return strcmp(id, AH_EXT_SETTINGS_SCHEMA) == 0 ? &settings_schema : NULL;
+}
+
 static const ah_integration integration = {
     .size = sizeof(ah_integration), .abi_version = AH_ABI_VERSION,
     .key = "Hello", .version = "1.0.0", .language = AH_LANGUAGE_C,
-    .create = create, .hooks = &hooks,
+    .create = create, .hooks = &hooks, .get_extension = get_extension,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi, char *err, size_t cap) {

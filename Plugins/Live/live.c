@@ -279,7 +279,15 @@ static const ah_hooks hooks = {
 
 static const ah_role role = {.size = sizeof(ah_role), .flags = AH_ROLE_WHOLE_SETTINGS};
 
+/* Its options come from AH_EXT_CLIENT.options and the top-level "edgeFunction", never from an
+ * object under integrations["LivePlugins"] (whose only use is `false`, switching it off): an
+ * empty settings schema (AH_EXT_SETTINGS_SCHEMA) so a key written there is reported as unknown. */
+static const ah_settings_schema settings_schema = {
+    .size = sizeof(ah_settings_schema), .setting_size = sizeof(ah_setting), .count = 0, .settings = NULL,
+};
+
 static const void *get_extension(const char *id) {
+    if (strcmp(id, AH_EXT_SETTINGS_SCHEMA) == 0) return &settings_schema;
     return strcmp(id, AH_EXT_ROLE) == 0 ? &role : NULL;
 }
 

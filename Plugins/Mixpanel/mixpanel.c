@@ -187,8 +187,9 @@ static const ah_integration mp_integration = {
     mp_create, &mp_hooks,
     /* The host's durable queue: records wait there until Mixpanel acknowledged the request that
      * carried them, so with finish-later what is held here is never the only copy and a SIGKILL
-     * loses nothing; a record sent again keeps its $insert_id, which Mixpanel de-duplicates. */
-    vendor_durable_extension,
+     * loses nothing; a record sent again keeps its $insert_id, which Mixpanel de-duplicates. The
+     * settings it reads: mp_schema.c. */
+    mp_get_extension,
 };
 
 AH_EXPORT const ah_integration *analytics_host_plugin_v1(uint32_t host_abi_version, char *err, size_t cap) {

@@ -95,4 +95,7 @@ void mp_upload_destroy(mp_upload *u);
 /* The failed_records indices of a strict /import 400 body: marks `bad` (n flags); returns how many. */
 int mp_failed_records(const char *body, size_t len, int n, char *bad);
 
+/* The library's capability tables: its settings schema (mp_schema.c), then the durable queue. */
+const void *mp_get_extension(const char *id);
+
 #endif

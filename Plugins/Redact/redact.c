@@ -303,7 +303,17 @@ static const ah_hooks hooks = { sizeof(ah_hooks), NULL, NULL, NULL, NULL, NULL, 
 
 static const ah_role role = { sizeof(ah_role), AH_ROLE_WHOLE_SETTINGS };
 
+/* The settings of its own object (integrations.Redact), declared for the host (AH_EXT_SETTINGS_SCHEMA). */
+static const ah_setting redact_settings[] = {
+    { "paths", AH_SETTING_ARRAY, 0, "[]", "dot-separated member paths from the top of the event whose values are masked (up to 64)" },
+    { "mask", AH_SETTING_STRING, 0, "\"" DEFAULT_MASK "\"", "what each masked value becomes" },
+};
+static const ah_settings_schema settings_schema = {
+    sizeof(ah_settings_schema), sizeof(ah_setting), sizeof redact_settings / sizeof redact_settings[0], 0, redact_settings,
+};
+
 static const void *get_extension(const char *id) {
+    if (strcmp(id, AH_EXT_SETTINGS_SCHEMA) == 0) return &settings_schema;
     return strcmp(id, AH_EXT_ROLE) == 0 ? &role : NULL;
 }
 

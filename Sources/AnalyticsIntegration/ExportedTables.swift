@@ -14,6 +14,8 @@ enum ExportedTables {
         var integration: UnsafePointer<ah_integration>?
         /// The `AH_EXT_DURABLE` table, for a type conforming to ``DurableEvents``.
         var durable: UnsafePointer<ah_durable>?
+        /// The `AH_EXT_SETTINGS_SCHEMA` table, for a type conforming to ``DeclaredSettings``.
+        var settingsSchema: UnsafePointer<ah_settings_schema>?
     }
 
     private static let state = Locked(State())
@@ -48,6 +50,9 @@ enum ExportedTables {
                                                 max_disk_bytes: durable.durableMaxDiskBytes ?? 0))
                 state.durable = UnsafePointer(table)
             }
+            if let declared = T.self as? any DeclaredSettings.Type {
+                state.settingsSchema = settingsSchemaTable(declared.declaredSettings)
+            }
             let integration = UnsafeMutablePointer<ah_integration>.allocate(capacity: 1)
             integration.initialize(to: ah_integration(
                 size: UInt32(MemoryLayout<ah_integration>.size),
@@ -58,7 +63,7 @@ enum ExportedTables {
                 toolchain: permanentCString(SwiftToolchain.current),
                 create: hookCreate,
                 hooks: hooks,
-                get_extension: T.self is any NoticesHook.Type || state.durable != nil ? libraryExtension : nil))
+                get_extension: T.self is any NoticesHook.Type || state.durable != nil || state.settingsSchema != nil ? libraryExtension : nil))
             state.type = T.self
             state.integration = UnsafePointer(integration)
             return .success(UnsafePointer(integration))
@@ -70,6 +75,23 @@ enum ExportedTables {
 
     /// The exported type's `AH_EXT_DURABLE` table, if it conforms to ``DurableEvents``.
     static var durableTable: UnsafePointer<ah_durable>? { state.withLock { $0.durable } }
+
+    /// The exported type's `AH_EXT_SETTINGS_SCHEMA` table, if it conforms to ``DeclaredSettings``.
+    static var settingsSchemaTable: UnsafePointer<ah_settings_schema>? { state.withLock { $0.settingsSchema } }
+
+    /// The declarations as the C table, with every string permanent (never freed, like the rest).
+    private static func settingsSchemaTable(_ declarations: [SettingDeclaration]) -> UnsafePointer<ah_settings_schema> {
+        let entries = UnsafeMutablePointer<ah_setting>.allocate(capacity: max(1, declarations.count))
+        for (i, d) in declarations.enumerated() {
+            (entries + i).initialize(to: ah_setting(
+                name: permanentCString(d.name), types: d.types.rawValue, required: d.required ? 1 : 0,
+                default_json: d.defaultValue.map { permanentCString($0.serialized()) }, description: permanentCString(d.summary)))
+        }
+        let table = UnsafeMutablePointer<ah_settings_schema>.allocate(capacity: 1)
+        table.initialize(to: ah_settings_schema(size: UInt32(MemoryLayout<ah_settings_schema>.size), setting_size: UInt32(MemoryLayout<ah_setting>.size),
+                                                count: UInt32(declarations.count), flags: 0, settings: UnsafePointer(entries)))
+        return UnsafePointer(table)
+    }
 
     private static func textProblem(_ text: String, _ what: String) -> String? {
         if text.isEmpty { return "\(what) is empty" }
@@ -89,13 +111,15 @@ enum ExportedTables {
 
 /// The capability tables the library offers (`ah_integration.get_extension`): `AH_EXT_NOTICES`
 /// for an integration that conforms to ``NoticesHook``, `AH_EXT_DURABLE` for one that conforms
-/// to ``DurableEvents``.
+/// to ``DurableEvents``, `AH_EXT_SETTINGS_SCHEMA` for one that conforms to ``DeclaredSettings``.
 private func libraryExtension(_ id: UnsafePointer<CChar>) -> UnsafeRawPointer? {
     switch String(cString: id) {
     case AH_EXT_NOTICES:
         return ExportedTables.registeredType.map { $0 is any NoticesHook.Type } == true ? UnsafeRawPointer(noticesTable) : nil
     case AH_EXT_DURABLE:
         return ExportedTables.durableTable.map(UnsafeRawPointer.init)
+    case AH_EXT_SETTINGS_SCHEMA:
+        return ExportedTables.settingsSchemaTable.map(UnsafeRawPointer.init)
     default:
         return nil
     }

@@ -1,3 +1,5 @@
+import AnalyticsCore
+
 /// A user mistake on the command line: printed without a stack trace, exit status 2.
 struct UsageError: Error, CustomStringConvertible {
     var description: String
@@ -38,26 +40,10 @@ struct Options {
         }
     }
 
-    /// The known option nearest to a mistyped one (edit distance at most a third of its length).
+    /// The known option nearest to a mistyped one ("did you mean", `NearestName`).
     static func closest(to name: String, among options: Set<String>) -> String? {
         guard name.hasPrefix("-") else { return nil }
-        func distance(_ a: [Character], _ b: [Character]) -> Int {
-            var row = Array(0...b.count)
-            for i in 1...max(a.count, 1) where !a.isEmpty {
-                var previous = row[0]
-                row[0] = i
-                for j in 1...max(b.count, 1) where !b.isEmpty {
-                    let saved = row[j]
-                    row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                    previous = saved
-                }
-            }
-            return row[b.count]
-        }
-        let typed = Array(name)
-        let ranked = options.map { ($0, distance(typed, Array($0))) }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }
-        guard let best = ranked.first, best.1 <= max(2, typed.count / 3) else { return nil }
-        return best.0
+        return NearestName.suggestion(for: name, among: options.sorted())
     }
 
     subscript(_ name: String) -> String? { values[name] }

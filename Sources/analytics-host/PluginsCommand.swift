@@ -25,9 +25,12 @@ enum PluginsCommand {
         its jail (network, files:PATH, read:PATH), "user" who its runner runs as (the host's uid;
         when the host is root, --runner-user=UID[:GID], default 65534:65534, with no supplementary
         groups) and "jail" which jail mechanisms this kernel provides (seccomp, Landlock and its
-        ABI, pids cgroup; see docs/isolation.md).
+        ABI, pids cgroup; see docs/isolation.md). "settings" lists the settings the library reads
+        (ABI 1.3 AH_EXT_SETTINGS_SCHEMA: name, type, required or its default, what it does), which
+        `check-settings --plugins DIR` and `run` check its settings against.
 
-        Exit status: 0 all libraries load; 1 some were refused; 2 usage error or DIR unusable.
+        Exit status: 0 all libraries load; 1 some were refused; 2 usage error, or DIR missing or
+        unreadable (said as such on stderr, not listed as a refused library).
         """
 
     static func main(_ arguments: [String]) throws -> Int32 {
@@ -53,6 +56,12 @@ enum PluginsCommand {
             }
         }
 
+        if directoryUnusable {
+            // Not a library refused: the directory itself (no listing, no "1 refused").
+            let why = scan.problems.first { $0.file == dir }?.reasonText ?? scan.problems.first?.reasonText ?? "unusable"
+            throw UsageError("--plugins \(dir): \(why)")
+        }
+
         if opts.has("--json") {
             var entries: [JSON] = scan.libraries.map { i in
                 var o: JSONObject = ["file": .string(i.file), "status": "loaded", "key": .string(i.key),
@@ -64,6 +73,12 @@ enum PluginsCommand {
                 o["destination"] = .bool(i.isDestination)
                 o["wholeSettings"] = .bool(i.wantsWholeSettings)
                 o["durable"] = i.durable.map { d in .object(["maxDiskBytes": d.maxDiskBytes.map { .number(JSONNumber($0)) } ?? .null]) } ?? .bool(false)
+                o["settings"] = i.settingsSchema.map { schema in
+                    .array(schema.settings.map { d in
+                        .object(["name": .string(d.name), "types": .array(d.types.names.map(JSON.string)), "required": .bool(d.required),
+                                 "default": d.defaultValue ?? .null, "description": .string(d.summary)])
+                    })
+                } ?? .null
                 o["isolation"] = .string(mode(i))
                 if mode(i) == IsolationMode.process.rawValue {
                     o["memoryLimit"] = .string(isolation.memoryLimitSummary)
@@ -94,6 +109,7 @@ enum PluginsCommand {
                       durable    \(durableText(i))
                       isolation  \(mode(i))\(mode(i) == IsolationMode.process.rawValue ? "\n  memory     " + isolation.memoryLimitSummary : "")
                     """)
+                print(settingsText(i).map { "  " + e($0) }.joined(separator: "\n"))
                 if mode(i) == IsolationMode.process.rawValue {
                     print("  allowed    \(e(allowed(i).summary))")
                     print("  user       \(isolation.runnerUser.summary)")
@@ -104,7 +120,6 @@ enum PluginsCommand {
                 print("\nREFUSED  \(e(p.file))\n  reason   \(e(p.reasonText))")
             }
         }
-        if directoryUnusable { return 2 }
         return scan.problems.isEmpty ? 0 : 1
     }
 
@@ -127,6 +142,20 @@ enum PluginsCommand {
                 libraries = result.libraries.map(\.info)
                 problems = result.problems
             }
+        }
+    }
+
+    /// The settings it declares (ABI 1.3 AH_EXT_SETTINGS_SCHEMA), one line each, like
+    /// gst-inspect's properties: name, type, required or its default, what it does.
+    static func settingsText(_ info: NativeLibraryInfo) -> [String] {
+        guard let schema = info.settingsSchema else { return ["settings   not declared (check-settings cannot check them)"] }
+        guard !schema.settings.isEmpty else { return ["settings   none (it reads no settings of its own)"] }
+        let width = schema.settings.map(\.name.count).max() ?? 0
+        let typeWidth = schema.settings.map(\.types.description.count).max() ?? 0
+        return ["settings"] + schema.settings.map { d in
+            let need = d.required ? "required" : d.defaultValue.map { "default \($0.serialized())" } ?? "optional"
+            return "  " + d.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                + d.types.description.padding(toLength: typeWidth, withPad: " ", startingAt: 0) + "  \(need): \(d.summary)"
         }
     }
 

@@ -10,7 +10,7 @@ enum RunCommand {
                                   [--drain-timeout SECONDS] [--max-queue-bytes BYTES] [--device]
                                   [--live-plugins FILE] [--allow-insecure-plugins] [--allow-invalid-settings] [--quiet]
                                   [-v | --log-level debug|info|warning|error]
-                                  [--isolate[=KEY,...]] [--isolate-memory BYTES]
+                                  [--isolate[=KEY,...]] [--isolate-memory BYTES] [--runner-user=UID[:GID]]
 
         Reads one JSON event per line (spec-shaped: type, event/name/traits…; messageId, timestamp,
         context and integrations are kept when given), runs each through the whole pipeline — source
@@ -30,7 +30,9 @@ enum RunCommand {
                             checked before anything else as `check-settings` checks it; relative
                             `path`/`…Path` options of integrations are relative to FILE's directory
           --plugins DIR     directory of integration libraries (*.so)
-          --write-key KEY   source write key (default: integrations["Segment.io"].apiKey)
+          --write-key KEY   source write key (default: integrations["Segment.io"].apiKey); when
+                            the settings name another apiKey, run refuses to start (exit 2): the
+                            two keys are two sources, and uploads would use the settings' key
           --api-host HOST   where Segment.io uploads, overriding the settings' apiHost, e.g.
                             http://127.0.0.1:PORT/v1 for a local `analytics-host receive`
           --storage DIR     user state and the upload queue (default: ~/.local/share/analytics-host/KEY)
@@ -76,7 +78,7 @@ enum RunCommand {
         SIGINT/SIGTERM: stop reading, drain, persist, exit as below; a second signal exits at once
         (every event already accepted is on disk and goes out on the next run).
 
-        """ + ExitStatus.help
+        """ + Summary.legend + "\n" + ExitStatus.help
 
     static func main(_ arguments: [String]) throws -> Int32 {
         let (arguments, isolation) = try IsolationOptions.extract(arguments)
@@ -93,14 +95,18 @@ enum RunCommand {
             throw UsageError("--plugins \(pluginsDir): \(FileManager.default.fileExists(atPath: pluginsDir) ? "not a directory" : "no such directory"); no input was read")
         }
         let settingsFile = try HostSetup.readSettings(path: settingsPath)
-        if !settingsFile.problems.isEmpty {
+        for p in settingsFile.warnings {
+            let text = "warning: settings \(settingsPath): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)"
+            FileHandle.standardError.write(Data("analytics-host: \(TerminalText.escaped(text))\n".utf8))
+        }
+        if !settingsFile.errors.isEmpty {
             let allowed = opts.has("--allow-invalid-settings")
-            for p in settingsFile.problems {
+            for p in settingsFile.errors {
                 let text = "\(allowed ? "warning: " : "")settings \(settingsPath): \(p.path.isEmpty ? "" : p.path + ": ")\(p.message)"
                 FileHandle.standardError.write(Data("analytics-host: \(TerminalText.escaped(text))\n".utf8))
             }
             if !allowed {
-                let n = settingsFile.problems.count
+                let n = settingsFile.errors.count
                 FileHandle.standardError.write(Data("""
                     analytics-host: settings \(settingsPath) do not validate (\(n) problem\(n == 1 ? "" : "s")); no input was read. \
                     Fix them (`analytics-host check-settings \(settingsPath)` lists the same problems) or pass \
@@ -112,6 +118,7 @@ enum RunCommand {
             }
         }
 
+        _ = try Self.writeKey(opts["--write-key"], settings: settingsFile)  // a conflict stops here, before any input
         let inputPath = opts["--input"] ?? "-"
         let fd = try openInput(inputPath)
         if inputPath == "-" && isatty(0) == 1 && isatty(2) == 1 {
@@ -119,7 +126,7 @@ enum RunCommand {
         }
         defer { if fd > 0 { close(fd) } }
 
-        let writeKey = opts["--write-key"] ?? settingsFile.object?["integrations"]?["Segment.io"]?["apiKey"]?.stringValue ?? "analytics-host"
+        let writeKey = try Self.writeKey(opts["--write-key"], settings: settingsFile)
         let errors = ErrorPrinter()
         var config = Configuration(writeKey: writeKey, storageDirectory: opts["--storage"])
         // Many people's messages unless told the input is one device's (docs/command-line.md).
@@ -229,7 +236,7 @@ enum RunCommand {
                     try errors.whileReading(line: lineNumber) { try analytics.process(payload: payload) }
                     accepted += 1
                 } catch let e as JSONParseError {
-                    problem = e.description
+                    problem = e.columnDescription
                 } catch {
                     problem = "\(error)"
                 }
@@ -264,7 +271,7 @@ enum RunCommand {
         if let problems = Summary.libraryProblems(analytics.libraryProblems) { print(problems) }
         var outcome = ExitStatus.RunOutcome()
         outcome.rejectedLines = rejected + (feed?.rejected ?? 0)
-        outcome.pluginProblems = errors.pluginProblems + analytics.libraryProblems.logged.count
+        outcome.pluginProblems = errors.pluginProblems + analytics.libraryProblems.notCreated.count + analytics.libraryProblems.logged.count
             + analytics.libraryProblems.pluginFailures.count
         for case let destination as DestinationPlugin in analytics.timeline.plugins(of: .destination) {
             guard let stats = analytics.timeline.stats(forKey: destination.key) else { continue }
@@ -294,6 +301,20 @@ extension RunCommand {
         }
         return "--live-plugins needs the LivePlugins library (libliveplugins.so, built by `make live-plugins`) in --plugins "
             + "\(pluginsDirectory): it is not there, so the bundle would never run"
+    }
+
+    /// The source's write key: --write-key, else the settings' Segment.io apiKey, else a
+    /// placeholder. The two must agree when both are given: they name sources, and the Segment.io
+    /// destination uploads with the settings' key, so a differing --write-key would be ignored
+    /// for uploads while it names the storage directory.
+    static func writeKey(_ given: String?, settings: HostSetup.SettingsFile) throws -> String {
+        let configured = settings.object?["integrations"]?["Segment.io"]?["apiKey"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        if let given, let configured, given != configured {
+            throw UsageError("--write-key \(given) differs from the apiKey of integrations[\"Segment.io\"] in \(settings.path) (\(configured)): "
+                + "they name two sources, and uploads use the settings' key; drop --write-key or make the two agree. No input was read")
+        }
+        if let given, given.isEmpty { throw UsageError("--write-key needs a non-empty key") }
+        return given ?? configured ?? "analytics-host"
     }
 
     /// --log-level, else -v (debug), else ANALYTICS_HOST_LOG_LEVEL, else info.

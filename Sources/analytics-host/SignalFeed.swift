@@ -82,12 +82,12 @@ final class SignalFeed {
                     line = text
                 }
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
-                do {
+                do throws(JSONParseError) {
                     let value = try JSON(parsingUTF8: line)
                     guard case .object(let o) = value else { problem = "not a JSON object"; return }
                     parsed = o
                 } catch {
-                    problem = "\(error)"
+                    problem = error.columnDescription
                 }
             }
             guard more else { ended = true; break }

@@ -27,11 +27,7 @@ enum Summary {
         var out = "\(accepted) events accepted, \(rejected) rejected\(interrupted ? " (interrupted)" : "")\n"
         out += line(header) + "\n"
         for r in rows { out += line(r) + "\n" }
-        out += legend
-        if isolated {
-            out += "\nretried: events sent again to a process-isolated library after its process crashed or hung with them in flight "
-                + "(at-least-once: it may have seen them before); restarts: times that process was started again (\"-\": in-process)"
-        }
+        out.removeLast()  // the columns are explained in `run --help` and docs/command-line.md, not after every run
         if let segment = analytics.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination {
             out += "\n" + segmentLine(segment, queued: analytics.timeline.stats(forKey: segment.key)?.queued ?? segment.pendingEvents,
                                       drainTimeout: drainTimeout)
@@ -39,9 +35,11 @@ enum Summary {
         return out
     }
 
-    /// Every column, in the table's order. A destination may act on only part of what it accepts
-    /// (File's "types" setting writes only those types): it says so in its own log line.
+    /// Every column, in the table's order, for `run --help` (and docs/command-line.md). A
+    /// destination may act on only part of what it accepts (File's "types" setting writes only
+    /// those types): it says so in its own log line.
     static let legend = """
+        The summary: one row per destination.
         offered: this run's events for the destination, each counted in one of the next columns (for Segment.io
         with its backlog from earlier runs added); delivered: accepted by it (a library's call returned OK;
         Segment.io: uploaded and accepted by the server); dropped: by filters, destination middleware or a full
@@ -50,7 +48,9 @@ enum Summary {
         disk); queued: kept on disk for a later run;
         abandoned: never delivered because the destination hung (a call that did not return within --hook-timeout;
         not kept). A destination may use only part of what it accepts (File's "types" setting writes only those
-        types): it says so in its own log line.
+        types): it says so in its own log line. With a library in process mode (--isolate), two more columns:
+        retried: events sent again to a process-isolated library after its process crashed or hung with them in flight
+        (at-least-once: it may have seen them before); restarts: times that process was started again ("-": in-process).
         """
 
     /// Events that got through: a destination's stats count an event handed to it and, when its
@@ -82,10 +82,13 @@ enum Summary {
         return out
     }
 
-    /// What libraries reported going wrong (errors they logged, plugins whose calls failed), one
-    /// line each; nil when nothing was. Each counts for exit status 3.
+    /// What went wrong with libraries (those not created, errors they logged, plugins whose calls
+    /// failed), one line each; nil when nothing did. Each counts for exit status 3.
     static func libraryProblems(_ problems: LibraryProblems) -> String? {
         var lines: [String] = []
+        for n in problems.notCreated {
+            lines.append("\(TerminalText.escaped(n.key)) was not created: \(TerminalText.escaped(n.reason))")
+        }
         for p in problems.pluginFailures {
             let outcome = p.failClosed ? "dropped (fail-closed)" : "passed on unchanged"
             lines.append("plugin \(TerminalText.escaped(p.plugin)) (from \(TerminalText.escaped(p.owner))) failed on \(p.count) "

@@ -7,7 +7,8 @@ let usage = """
     commands:
       run             send newline-delimited JSON events through every destination
       plugins         list the integration libraries in a directory (like gst-inspect)
-      check-settings  validate a settings file
+      check-settings  validate a settings file (and, with --plugins, each library's own settings)
+      validate        run an integration library through the host's checks before shipping it
       receive         a local Segment-compatible collector: what would be uploaded, as NDJSON
 
     `analytics-host <command> --help` describes each command; `analytics-host --version` prints
@@ -26,7 +27,10 @@ do {
     case "validate": status = try ValidateCommand.main(arguments)
     case "--version", "version": print("analytics-host \(HostVersion.string)"); status = 0
     case "-h", "--help", "help": print(usage); status = 0
-    default: throw UsageError("unknown command '\(command)'\n\(usage)")
+    default:
+        let commands = ["run", "plugins", "check-settings", "validate", "receive", "help", "version"]
+        let near = NearestName.suggestion(for: command.hasPrefix("--") ? String(command.dropFirst(2)) : command, among: commands)
+        throw UsageError("unknown command '\(command)'" + (near.map { "; did you mean '\($0)'?" } ?? "") + "\n\(usage)")
     }
     exit(status)
 } catch let error as UsageError {

@@ -35,7 +35,7 @@ import Glibc
         // offered, delivered, dropped, skipped, failed, queued, abandoned
         #expect(rows["Hang"] == [3, 1, 0, 0, 0, 0, 2], "\(result.stdout)")
         #expect(rows["File"] == [3, 3, 0, 0, 0, 0, 0])
-        #expect(result.stdout.contains("abandoned: never delivered because the destination hung"))
+        #expect(!result.stdout.contains("abandoned: never delivered"), "the legend is in run --help, not after every summary")
         #expect(result.stderr.contains(
             "plugin Hang: library \(hang): track while delivering track \"Hang\" event m-hang did not return within 2.0 s; "
                 + "abandoned with 2 events undelivered (counted as abandoned); destroy not called"), "\(result.stderr)")
@@ -88,7 +88,7 @@ import Glibc
         let result = try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
                                         stdin: input, in: dir)
         #expect(result.status == 1)
-        #expect(result.stderr.contains("input line 2: invalid JSON at byte"))
+        #expect(result.stderr.contains("input line 2: invalid JSON at column"))
         #expect(result.stderr.contains("input line 3: not a JSON object"))
         #expect(result.stderr.contains("input line 4: invalid event: track needs a non-empty \"event\" name"))
         #expect(result.stdout.contains("2 events accepted, 3 rejected"))

@@ -73,7 +73,7 @@ import Testing
     @Test func theManualPageDescribesEveryOptionAndRendersCleanly() throws {
         let page = try String(contentsOfFile: FixtureBuilder.root + "/doc/analytics-host.1", encoding: .utf8)
             .replacingOccurrences(of: "\\-", with: "-")
-        for command in ["run", "plugins", "check-settings", "receive"] {
+        for command in ["run", "plugins", "check-settings", "validate", "receive"] {
             let help = try HostBinary.run([command, "--help"], in: FixtureBuilder.root)
             #expect(help.status == 0)
             #expect(page.contains(".SS \(command)\n"), "no section for \(command)")

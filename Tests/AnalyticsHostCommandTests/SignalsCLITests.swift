@@ -32,7 +32,7 @@ import Testing
         let result = try HostBinary.run(["run", "--device", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
                                          "--input", events, "--signals", signalsFile], in: dir)
         #expect(result.status == 1, "\(result.stderr)")
-        #expect(result.stderr.contains("signals line 3: invalid JSON at byte"))
+        #expect(result.stderr.contains("signals line 3: invalid JSON at column"))
         #expect(result.stderr.contains("signals line 5: invalid signal: \"data.action\" is \"sideways\""))
         #expect(result.stdout.contains("2 events accepted, 0 rejected"))
         #expect(result.stdout.contains("signals: 5 emitted (3 from the signals file, 2 rejected; 2 from events"), "\(result.stdout)")

@@ -68,7 +68,20 @@ void ah_check_host_tables(const ah_host *host) {
     }
     (void)AH_PLUGIN_BEFORE; (void)AH_PLUGIN_AFTER; (void)AH_PLUGIN_UTILITY;
 }
+/* 1.3: the settings a library reads (designated initializers are C99 but not C++ before 20:
+ * positional, as a C++ author writes them). */
+static const ah_setting check_settings[] = {
+    { "apiKey", AH_SETTING_STRING, 1, NULL, "the key" },
+    { "flushAt", AH_SETTING_NUMBER, 0, "20", "events per upload" },
+    { "types", AH_SETTING_ARRAY | AH_SETTING_STRING | AH_SETTING_OBJECT | AH_SETTING_BOOLEAN, 0, NULL, "which types" },
+};
+static const ah_settings_schema check_schema = {
+    sizeof(ah_settings_schema), sizeof(ah_setting), sizeof check_settings / sizeof check_settings[0], 0, check_settings,
+};
+typedef char ah_check_schema_size_first[offsetof(ah_settings_schema, size) == 0 ? 1 : -1];
 static const void *check_get_extension(const char *id) {
+    if (id[0] == 's') return &check_schema;
+    (void)AH_EXT_SETTINGS_SCHEMA;
     return id[0] == 'a' ? (const void *)&check_role : NULL;
 }
 

@@ -100,13 +100,10 @@ public final class Analytics: Sendable {
         self.log = log
 
         var directoryError: AnalyticsError?
-        do {
-            try FileManager.default.createDirectory(atPath: configuration.storageDirectory, withIntermediateDirectories: true)
-            if access(configuration.storageDirectory, W_OK) != 0 {
-                directoryError = .storage("storage directory \(configuration.storageDirectory) is not writable: \(String(cString: strerror(errno)))")
-            }
-        } catch {
-            directoryError = .storage("cannot create storage directory \(configuration.storageDirectory): \(error.localizedDescription)")
+        if let why = DirectoryCreation.make(configuration.storageDirectory) {
+            directoryError = .storage("cannot create storage directory \(configuration.storageDirectory): \(why)")
+        } else if access(configuration.storageDirectory, W_OK) != 0 {
+            directoryError = .storage("storage directory \(configuration.storageDirectory) is not writable: \(String(cString: strerror(errno)))")
         }
         self.directoryError = directoryError
         if let directoryError { report(directoryError) }
@@ -286,11 +283,23 @@ public final class Analytics: Sendable {
             let existing = madeByFactory.withLock { $0[key] }
             switch (factory.creationSettings(from: settings), existing) {
             case (let options?, nil):
+                if let declared = factory as? any DeclaresSettingsSchema {
+                    let problems = declared.schemaProblems(in: settings)
+                    for warning in problems where warning.isWarning { log(.warning, "settings of \(key): \(warning.path): \(warning.message)") }
+                    let errors = problems.filter { !$0.isWarning }
+                    if !errors.isEmpty {
+                        let reason = "its settings do not match what it declares: " + errors.map { "\($0.path): \($0.message)" }.joined(separator: "; ")
+                        libraryProblems.notCreated(key: key, reason)
+                        report(.plugin(name: key, message: "could not be created: \(reason)"))
+                        continue
+                    }
+                }
                 do {
                     let plugin = try factory.makePlugin(settings: options, analytics: self)
                     madeByFactory.withLock { $0[key] = plugin }
                     add(plugin: plugin)
                 } catch {
+                    libraryProblems.notCreated(key: key, "\(error)")
                     report(.plugin(name: key, message: "could not be created: \(error)"))
                 }
             case (nil, let plugin?):

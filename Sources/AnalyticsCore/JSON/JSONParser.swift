@@ -15,11 +15,12 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
         self.column = column ?? offset + 1
     }
 
-    /// One-line texts (an NDJSON line) name the byte; others the line and column.
-    public var description: String {
-        line == 1 ? "invalid JSON at byte \(offset): \(message)"
-            : "invalid JSON at line \(line), column \(column) (byte \(offset)): \(message)"
-    }
+    /// Where, as an editor shows it: line and column (a column counts characters, from 1).
+    public var description: String { "invalid JSON at line \(line), column \(column): \(message)" }
+
+    /// For a text that is one line of a file the caller names by its own line number (an NDJSON
+    /// line of events or signals): the column only.
+    public var columnDescription: String { "invalid JSON at column \(column): \(message)" }
 
     /// Line and column of `offset` in `buffer`, computed only when there is an error to report.
     static func locate(_ offset: Int, in buffer: UnsafeBufferPointer<UInt8>) -> (line: Int, column: Int) {

@@ -20,3 +20,20 @@ extension IntegrationFactory {
         try create(settings: settings, analytics: analytics)
     }
 }
+
+/// A factory whose settings object has a declared schema (a loaded library's
+/// `AH_EXT_SETTINGS_SCHEMA`, in-process or in process mode): the client checks the settings before
+/// it makes the plugin. A wrong type or a missing required setting keeps it from being created
+/// (reported with the key and the reason); an unknown key is logged as a warning.
+package protocol DeclaresSettingsSchema: IntegrationFactory {
+    var settingsSchema: SettingsSchema? { get }
+}
+
+extension DeclaresSettingsSchema {
+    /// The problems of this factory's settings in `settings` (its `integrations` object).
+    package func schemaProblems(in settings: Settings) -> [SettingsProblem] {
+        guard let schema = settingsSchema else { return [] }
+        let own = settings.integrations[key]?.objectValue ?? [:]
+        return HostSettingsSchemas.destinationProblems(own, key: key, schema: schema, at: "integrations.\(key)", source: "settings")
+    }
+}

@@ -5,7 +5,7 @@ public struct Settings: Sendable, Equatable {
 
     public init(_ json: JSONObject = [:]) { self.json = json }
 
-    /// Parses settings text; the error names the problem and its byte offset.
+    /// Parses settings text; the error names the problem, its line and its column.
     public init(parsing text: String) throws(JSONParseError) {
         let value = try JSON(parsing: text)
         guard case .object(let o) = value else { throw JSONParseError(message: "settings must be a JSON object", offset: 0) }

@@ -6,12 +6,22 @@ package struct SettingsProblem: Error, Sendable, Equatable, CustomStringConverti
     /// itself or for failures to obtain it.
     package var path: String
     package var message: String
+    /// An error makes the document unusable as it stands (`run` refuses it); a warning names
+    /// something that is probably a mistake but changes nothing (an unknown key, ignored).
+    package var severity: Severity
 
-    package init(source: String, path: String = "", message: String) {
+    package enum Severity: String, Sendable, Equatable {
+        case error, warning
+    }
+
+    package init(source: String, path: String = "", message: String, severity: Severity = .error) {
         self.source = source
         self.path = path
         self.message = message
+        self.severity = severity
     }
+
+    package var isWarning: Bool { severity == .warning }
 
     package var description: String {
         path.isEmpty ? "settings from \(source): \(message)" : "settings from \(source): \(path): \(message)"

@@ -6,9 +6,12 @@
 /// client cannot use a document at all and falls back), it covers what the client would otherwise
 /// repair quietly at run time: a Segment.io `apiHost` or `httpConfig` field of the wrong type or out
 /// of range (the default would apply), and destination filter rules that do not compile (their
-/// destinations would drop every event).
+/// destinations would drop every event). And the schemas (`HostSettingsSchemas`): unknown keys
+/// (warnings, with "did you mean"; errors in a routing rule), a routing rule without
+/// `destinationName`, and each destination's settings against the schema its library declared
+/// (`libraries`, by key: wrong types and missing required settings are errors).
 extension SettingsValidator {
-    package static func allProblems(in json: JSON, source: String) -> [SettingsProblem] {
+    package static func allProblems(in json: JSON, source: String, libraries: [String: SettingsSchema] = [:]) -> [SettingsProblem] {
         var out = problems(in: json, source: source)
         guard case .object(let root) = json else { return out }
 
@@ -39,6 +42,7 @@ extension SettingsValidator {
             }
             out.append(SettingsProblem(source: source, path: rule.path, message: where_ + rule.reason))
         }
+        out += HostSettingsSchemas.problems(in: root, source: source, libraries: libraries)
         return out
     }
 

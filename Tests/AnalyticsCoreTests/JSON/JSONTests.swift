@@ -106,7 +106,7 @@ enum UUIDShape {
             try JSON(parsing: "{\n  \"a\": 1,\n  \"é\": tru\n}")
         } throws: { error in
             guard let e = error as? JSONParseError else { return false }
-            return e.line == 3 && e.column == 8 && e.description.hasPrefix("invalid JSON at line 3, column 8 (byte 20)")
+            return e.line == 3 && e.column == 8 && e.offset == 20 && e.description.hasPrefix("invalid JSON at line 3, column 8: ")
         }
     }
 }

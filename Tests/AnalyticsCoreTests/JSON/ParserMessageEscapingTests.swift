@@ -11,7 +11,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try FileManager.default.createDirectory(atPath: dir + "/plugins", withIntermediateDirectories: true)
         try Data(#"{"integrations":["#.utf8 + [0] + "]}".utf8).write(to: URL(fileURLWithPath: dir + "/settings.json"))
-        let expected = #"invalid JSON at byte 17: unexpected character '\x00'"#
+        let expected = #"invalid JSON at line 1, column 18: unexpected character '\x00'"#
 
         let run = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", dir + "/plugins",
                                       "--storage", dir + "/s", "--input", "/dev/null"], in: dir)

@@ -69,8 +69,19 @@ import Testing
     }
 
     @Test func unusableConfigurationIsReportedAndIgnored() throws {
+        // At start-up the host checks Redact's settings against what it declares
+        // (AH_EXT_SETTINGS_SCHEMA): of the wrong types, it is not created, and says why.
+        let refused = try client(["paths": "properties.email", "mask": 3], recorder: RecordingDestination("Rec"))
+        #expect(!refused.analytics.timeline.plugins(of: .utility).contains { $0 is NativeUtilityLibrary })
+        let reason = refused.analytics.libraryProblems.notCreated.first { $0.key == "Redact" }?.reason ?? ""
+        #expect(reason.contains("integrations.Redact.paths: expected an array, found a string")
+                && reason.contains("integrations.Redact.mask: expected a string, found a number"), "\(reason)")
+        #expect(refused.analytics.shutdown())
+
+        // A refresh reaches the library itself, which reports what it cannot use and masks nothing.
         let rec = RecordingDestination("Rec")
-        let c = try client(["paths": "properties.email", "mask": 3], recorder: rec)
+        let c = try client(["paths": ["properties.email"]], recorder: rec)
+        c.analytics.update(settings: Settings(["integrations": ["Redact": ["paths": "properties.email", "mask": 3], "Rec": [:]]]), type: .refresh)
         c.analytics.track("A", properties: ["email": "a@b.c"])
         #expect(c.analytics.flush())
         #expect(rec.events.first?.properties == ["email": "a@b.c"])

@@ -128,7 +128,7 @@ import Testing
         server.enqueue(.json(#"{"integrations": {"#))
         let truncated = src.load(previous: first.settings)
         #expect(truncated.origin == .previous)
-        #expect(truncated.problems.first?.message.contains("invalid JSON at byte") == true)
+        #expect(truncated.problems.first?.message.contains("invalid JSON at line 1, column") == true)
     }
 
     @Test func malformedFileFallsBackToCacheThenDefaults() throws {

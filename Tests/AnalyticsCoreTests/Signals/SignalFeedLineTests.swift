@@ -21,8 +21,8 @@ import Testing
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.contains(#"signals line 1: invalid signal: "timestamp" must be an ISO-8601 date-time such as 2026-11-22T10:00:00.000Z, not "not-a-date""#),
                 "\(result.stderr)")
-        #expect(result.stderr.contains(#"signals line 2: invalid JSON at byte 5: unexpected character '\x00'"#), "\(result.stderr)")
-        #expect(result.stderr.contains(#"input line 2: invalid JSON at byte 5: unexpected character '\x00'"#), "\(result.stderr)")
+        #expect(result.stderr.contains(#"signals line 2: invalid JSON at column 6: unexpected character '\x00'"#), "\(result.stderr)")
+        #expect(result.stderr.contains(#"input line 2: invalid JSON at column 6: unexpected character '\x00'"#), "\(result.stderr)")
         #expect(!result.stderr.contains("\u{0}"), "no raw NUL reaches the terminal")
         #expect(result.stdout.contains("1 from the signals file, 2 rejected"), "\(result.stdout)")
     }

@@ -1,4 +1,5 @@
-/// What loaded libraries reported going wrong while they ran, kept for the end of a run: a
+/// What loaded libraries reported going wrong while they ran, kept for the end of a run: those
+/// whose instance could not be created (settings against their schema, `create`), a
 /// library's error-level log lines (a LivePlugins bundle that did not load, a bundle unloaded
 /// over its heap bound, a download refused) and its timeline plugins' failed calls. Counted the
 /// same whether the library runs in-process or in process mode (both report through the same
@@ -20,10 +21,18 @@ package final class LibraryProblems: Sendable {
         public var failClosed: Bool
     }
 
+    /// A library whose instance was not created: its settings failed its schema, its `create`
+    /// failed, or (process mode) its runner refused it.
+    package struct NotCreated: Sendable, Equatable {
+        public var key: String
+        public var reason: String
+    }
+
     private let state = Locked(State())
     private struct State {
         var logged: [Logged] = []
         var failures: [PluginFailures] = []
+        var notCreated: [NotCreated] = []
     }
 
     package init() {}
@@ -46,10 +55,19 @@ package final class LibraryProblems: Sendable {
         }
     }
 
+    /// A library's instance could not be created (each key once per reason).
+    func notCreated(key: String, _ reason: String) {
+        state.withLock { s in
+            if !s.notCreated.contains(NotCreated(key: key, reason: reason)) { s.notCreated.append(NotCreated(key: key, reason: reason)) }
+        }
+    }
+
+    /// Libraries that were not created, in the order reported.
+    package var notCreated: [NotCreated] { state.withLock { $0.notCreated } }
     /// Libraries that logged errors, in the order first seen.
     package var logged: [Logged] { state.withLock { $0.logged } }
     /// Plugins that failed, in the order first seen.
     package var pluginFailures: [PluginFailures] { state.withLock { $0.failures } }
     /// Whether anything was reported.
-    package var isEmpty: Bool { state.withLock { $0.logged.isEmpty && $0.failures.isEmpty } }
+    package var isEmpty: Bool { state.withLock { $0.logged.isEmpty && $0.failures.isEmpty && $0.notCreated.isEmpty } }
 }

@@ -1,7 +1,7 @@
 /// A loaded library as an integration factory: the client creates its destination when the
 /// library's key appears in the settings' `integrations` map, with that key's settings object, and
 /// destroys it when the key goes away, exactly as for factories written in Swift.
-package struct NativeIntegrationFactory: IntegrationFactory {
+package struct NativeIntegrationFactory: DeclaresSettingsSchema {
     package let library: NativeLibrary
     package let retryPolicy: NativeRetryPolicy
 
@@ -11,6 +11,7 @@ package struct NativeIntegrationFactory: IntegrationFactory {
     }
 
     package var key: String { library.key }
+    package var settingsSchema: SettingsSchema? { library.info.settingsSchema }
 
     /// A failing `create` throws `PluginLoadError.createFailed` with the library's own text.
     package func create(settings: JSONObject, analytics: Analytics) throws -> DestinationPlugin {

@@ -93,8 +93,9 @@ enum ABINegotiation {
         let notices = try NativeNoticesTable.lookup(getExtension, key: key, file: file)
         if notices != nil { implemented.insert(.notice) }
         let durable = try NativeDurability.lookup(getExtension, key: key, file: file)
-        let info = NativeLibraryInfo(file: file, key: key, version: version, abiVersion: declaredVersion,
+        var info = NativeLibraryInfo(file: file, key: key, version: version, abiVersion: declaredVersion,
                                      language: language, toolchain: toolchain, hooks: implemented, role: role, durable: durable)
+        info.settingsSchema = try NativeSettingsSchemaTable.lookup(getExtension, key: key, file: file)
         return NativeLibrary(info: info, library: library,
                              create: create, hooks: hooks, application: application, batch: batch, notices: notices)
     }

@@ -86,6 +86,8 @@ package struct NativeLibraryInfo: Sendable, Equatable {
     package let role: NativeRole
     /// Whether it asks that its events be kept on disk until finished (ABI 1.3 `AH_EXT_DURABLE`).
     package var durable: NativeDurability? = nil
+    /// The settings it reads (ABI 1.3 `AH_EXT_SETTINGS_SCHEMA`); nil when it does not say.
+    package var settingsSchema: SettingsSchema? = nil
 
     /// A destination: created from `integrations`, fed events by its own worker.
     package var isDestination: Bool { role.contains(.destination) }

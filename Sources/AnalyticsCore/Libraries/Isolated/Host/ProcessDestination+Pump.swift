@@ -63,6 +63,8 @@ extension ProcessDestination {
                 crashed(status: status, during: during, culprit: nil, inFlight: [], requeue: items, timedOut: false, timeout: timeout)
                 return
             case .refused(let why):
+                let reason = why.hasPrefix("could not be created: ") ? String(why.dropFirst("could not be created: ".count)) : why
+                client.withLock { $0.analytics.value }?.libraryProblems.notCreated(key: key, reason)
                 disable(why)
                 for item in items { giveUp(item, counted: true) }
                 return

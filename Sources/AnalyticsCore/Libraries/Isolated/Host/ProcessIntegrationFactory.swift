@@ -2,7 +2,7 @@
 /// `NativeIntegrationFactory` (created from `integrations`, destroyed when the key goes away), but
 /// what it makes is a `ProcessDestination` whose library runs in `analytics-plugin-runner`. The
 /// host itself never opens the library.
-package struct ProcessIntegrationFactory: IntegrationFactory {
+package struct ProcessIntegrationFactory: DeclaresSettingsSchema {
     package let info: NativeLibraryInfo
     package let runner: String
 
@@ -12,6 +12,7 @@ package struct ProcessIntegrationFactory: IntegrationFactory {
     }
 
     package var key: String { info.key }
+    package var settingsSchema: SettingsSchema? { info.settingsSchema }
 
     package func create(settings: JSONObject, analytics: Analytics) throws -> DestinationPlugin {
         ProcessDestination(info: info, runner: runner, settings: settings, analytics: analytics)

@@ -10,6 +10,7 @@ enum ScanRecord {
                              "role": .number(Double(info.role.rawValue))]
         o["toolchain"] = info.toolchain.map(JSON.string) ?? .null
         if let durable = info.durable { o["durable"] = .number(Double(durable.maxDiskBytes ?? 0)) }
+        if let schema = info.settingsSchema { o["settingsSchema"] = encode(schema) }
         return o
     }
 
@@ -43,10 +44,15 @@ enum ScanRecord {
             guard let key = o["key"]?.stringValue, let version = o["version"]?.stringValue,
                   let abi = o["abi"]?.doubleValue, let language = o["language"]?.stringValue,
                   let hooks = o["hooks"]?.doubleValue, let role = o["role"]?.doubleValue else { return nil }
-            return .success(NativeLibraryInfo(file: file, key: key, version: version, abiVersion: ABIVersion(raw: UInt32(abi)),
-                                              language: language, toolchain: o["toolchain"]?.stringValue,
-                                              hooks: NativeHooks(rawValue: UInt16(hooks)), role: NativeRole(rawValue: UInt32(role)),
-                                              durable: o["durable"]?.doubleValue.map { $0 > 0 ? NativeDurability(maxDiskBytes: Int($0)) : NativeDurability() }))
+            var info = NativeLibraryInfo(file: file, key: key, version: version, abiVersion: ABIVersion(raw: UInt32(abi)),
+                                         language: language, toolchain: o["toolchain"]?.stringValue,
+                                         hooks: NativeHooks(rawValue: UInt16(hooks)), role: NativeRole(rawValue: UInt32(role)),
+                                         durable: o["durable"]?.doubleValue.map { $0 > 0 ? NativeDurability(maxDiskBytes: Int($0)) : NativeDurability() })
+            if let schema = o["settingsSchema"] {
+                guard let decoded = decodeSchema(schema) else { return nil }
+                info.settingsSchema = decoded
+            }
+            return .success(info)
         }
         let text = o["text"]?.stringValue ?? ""
         let reason: PluginLoadError.Reason
