@@ -162,7 +162,8 @@ extension Analytics {
             let message = "shutdown: \(unsent) Segment.io event(s) not yet uploaded (\(why)) are discarded with the "
                 + "memory storage (.memory); use .disk storage to keep them for the next run"
             report(.delivery(message))
-            log(.error, message)
+            // To the application's log too (the default one would write it to stderr twice).
+            if configuration.logHandler != nil { log(.error, message) }
         }
         try? FileManager.default.removeItem(atPath: configuration.storageDirectory)
     }

@@ -53,7 +53,7 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
 
     init(queue: DurableQueue, upload: UploadConfiguration, flushInterval: Double,
          counters: SegmentDestinationCounters, report: @escaping @Sendable (AnalyticsError) -> Void,
-         log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }) {
+         log: (@Sendable (LogLevel, String) -> Void)? = nil) {
         self.queue = queue
         self.counters = counters
         self.report = report

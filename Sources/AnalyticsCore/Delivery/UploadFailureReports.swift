@@ -11,11 +11,13 @@ import Foundation
 final class UploadFailureReports: Sendable {
     private let destination: String
     private let report: @Sendable (AnalyticsError) -> Void
-    private let log: @Sendable (LogLevel, String) -> Void
+    /// The application's own log handler, if it has one (the default one writes to stderr, where
+    /// the default error handler already wrote the report).
+    private let log: (@Sendable (LogLevel, String) -> Void)?
     private let reported = Locked<Set<String>>([])
 
     init(destination: String, report: @escaping @Sendable (AnalyticsError) -> Void,
-         log: @escaping @Sendable (LogLevel, String) -> Void) {
+         log: (@Sendable (LogLevel, String) -> Void)?) {
         self.destination = destination
         self.report = report
         self.log = log
@@ -29,7 +31,7 @@ final class UploadFailureReports: Sendable {
         guard reported.withLock({ $0.insert(key).inserted }) else { return }
         let message = "\(destination): upload to \(apiHost) failed: \(diagnosis.cause) (\(failure)). \(diagnosis.fix)"
         report(.delivery(message))
-        log(.error, message)
+        log?(.error, message)
     }
 
     /// An upload succeeded: later failures are news again.
@@ -52,7 +54,7 @@ final class UploadFailureReports: Sendable {
             case 429:
                 return ("HTTP \(code)", "Rate limited: uploads slow down as the server asks. \(keep)")
             case 400, 413:
-                return ("HTTP \(code)", "The server refused the batch for its content: it is split to find the events refused, which are dropped and counted as failed.")
+                return ("HTTP \(code)", "The server refused the batch's content: unless httpConfig retries this status, the batch is split to find the events refused, which are dropped and counted as failed.")
             case 500...599:
                 return ("HTTP \(code)", "The server failed. \(keep)")
             default:

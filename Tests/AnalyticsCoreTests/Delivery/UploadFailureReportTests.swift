@@ -93,6 +93,9 @@ import Testing
             "delivery: Segment.io: upload to h failed: connection refused (network error: Could not connect to the server.). Nothing accepts connections there: check apiHost (host and port) and that the server runs. The events stay queued and are retried.",
         ], "refused, 500, another host, refused again after a success")
         #expect(logs.all.count == 4)
+        let quiet = UploadFailureReports(destination: "Segment.io", report: errors.handler, log: nil)
+        quiet.failed(.timedOut(after: 1), apiHost: "api.segment.io/v1")
+        #expect(errors.messages.last?.contains("write apiHost as http://api.segment.io/v1") == true, "https by default: \(errors.messages)")
     }
 
     @Test func shutdownWithMemoryStorageReportsTheEventsItDiscards() throws {
