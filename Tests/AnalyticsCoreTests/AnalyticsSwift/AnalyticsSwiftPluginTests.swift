@@ -215,4 +215,31 @@ final class EarlierSpelling: EventPlugin {
         #expect(whole?.properties["tagged"] == "track", "a whole Event goes to the hook of its type")
         #expect(tagger.execute(event: Optional<TrackEvent>.none) == nil)
     }
+
+    @Test func integrationSwitchesOnEventsWorkAsInAnalyticsSwift() throws {
+        var event = TrackEvent(try Event(payload: ["type": "track", "event": "X", "integrations": ["Mixpanel": ["token": "t"], "Amplitude": true]]))
+        event.disableCloudIntegrations(exceptKeys: ["Mixpanel", "Braze"])
+        #expect(event.integrations == ["All": false, "Mixpanel": ["token": "t"], "Braze": true])
+        event.enableIntegration(key: "Mixpanel")
+        #expect(event.integrations["Mixpanel"] == ["token": "t"], "a settings object already enables it")
+        event.disableIntegration(key: "Braze")
+        #expect(event.integrations["Braze"] == false)
+        event.enableCloudIntegrations(exceptKeys: ["Amplitude"])
+        #expect(event.integrations == ["All": true, "Amplitude": false])
+        #expect(event.raw.integrations == event.integrations, "changes land in the message")
+    }
+
+    @Test func settingsDecodeIntoAPluginsOwnStruct() throws {
+        struct AmplitudeSettings: Decodable, Equatable { let apiKey: String; let trackAllPages: Bool? }
+        let settings = try Settings(parsing: #"{"integrations":{"SwiftStyle":{"apiKey":"k-1","trackAllPages":true},"Bad":{"apiKey":3}}}"#)
+        let destination = SwiftStyleDestination()
+        let decoded: AmplitudeSettings? = settings.integrationSettings(forPlugin: destination)
+        #expect(decoded == AmplitudeSettings(apiKey: "k-1", trackAllPages: true))
+        let wrong: AmplitudeSettings? = settings.integrationSettings(forKey: "Bad")
+        #expect(wrong == nil, "settings that do not decode give nil, as in analytics-swift")
+        #expect(settings.hasIntegrationSettings(forPlugin: destination) && settings.hasIntegrationSettings(key: "Bad"))
+        #expect(!settings.hasIntegrationSettings(key: "Absent"))
+        let untyped = settings.integrationSettings(forKey: "SwiftStyle")
+        #expect(untyped?["apiKey"] == "k-1", "without a type annotation, the JSON object as before")
+    }
 }
