@@ -75,6 +75,24 @@ extension Analytics {
         }
     }
 
+    /// ``flush(completion:)`` that tells the completion what was and was not delivered
+    /// (``FlushResult``): events uploaded, still pending (and the last problem), failed for good.
+    /// Runs as the other form does in each ``OperatingMode``.
+    public func flush(completion: @escaping @Sendable (FlushResult) -> Void) {
+        guard enabled else {
+            let segment = find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination
+            completion(FlushResult(uploaded: 0, pending: segment?.pendingEvents ?? 0, failed: 0, queued: [:],
+                                   problem: "the client is disabled (enabled = false): nothing was flushed", finishedInTime: true))
+            return
+        }
+        switch operatingMode {
+        case .synchronous:
+            completion(flushMeasured())
+        case .asynchronous:
+            DispatchQueue.global().async { [self] in completion(flushMeasured()) }
+        }
+    }
+
     // MARK: Plugins
 
     /// The first plugin of this type in the client's timeline (every stage, destinations included).
@@ -105,6 +123,15 @@ extension Analytics {
         integrations[plugin.key] = [:]
         json["integrations"] = .object(integrations)
         update(settings: Settings(json), type: .refresh)
+    }
+
+    /// Calls `closure` with every plugin of the client's timeline and of each destination's own
+    /// timeline (analytics-swift's call).
+    public func apply(closure: (Plugin) -> Void) {
+        for plugin in allPlugins {
+            closure(plugin)
+            (plugin as? DestinationPlugin)?.apply(closure: closure)
+        }
     }
 
     var allPlugins: [Plugin] { PluginType.allCases.flatMap { timeline.plugins(of: $0) } }

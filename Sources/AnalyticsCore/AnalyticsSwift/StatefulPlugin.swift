@@ -23,11 +23,22 @@ import Glibc
 //    `let count = PluginState(0)` … `count.value += 1`.
 
 /// A plugin written as a plain class (not `Sendable`): its hooks are called one at a time, never
-/// concurrently, by the ``Serialized`` wrapper that owns it. Every hook has a default.
+/// concurrently, by the ``Serialized`` wrapper that owns it. Every hook has a default; the
+/// spellings are analytics-swift's (`track(event:)`, `execute(event:)`, a `weak var analytics`
+/// of your own if you like), and this project's earlier `track(_:)` ones are still called.
 public protocol SerialPlugin: AnyObject {
     var type: PluginType { get }
+    /// The client (set by the default `configure(analytics:)`).
+    var analytics: Analytics? { get set }
     func configure(analytics: Analytics)
     func update(settings: Settings, type: UpdateType)
+    /// Sees each event as its typed struct; by default routes it to the typed hook.
+    func execute<T: RawEvent>(event: T?) -> T?
+    func identify(event: IdentifyEvent) -> IdentifyEvent?
+    func track(event: TrackEvent) -> TrackEvent?
+    func screen(event: ScreenEvent) -> ScreenEvent?
+    func group(event: GroupEvent) -> GroupEvent?
+    func alias(event: AliasEvent) -> AliasEvent?
     func identify(_ event: IdentifyEvent) -> IdentifyEvent?
     func track(_ event: TrackEvent) -> TrackEvent?
     func screen(_ event: ScreenEvent) -> ScreenEvent?
@@ -41,8 +52,27 @@ public protocol SerialPlugin: AnyObject {
 }
 
 extension SerialPlugin {
-    public func configure(analytics: Analytics) {}
+    public var analytics: Analytics? {
+        get { PluginClients.shared.client(of: self) }
+        set { PluginClients.shared.set(newValue, for: self) }
+    }
+    public func configure(analytics: Analytics) { self.analytics = analytics }
     public func update(settings: Settings, type: UpdateType) {}
+    public func execute<T: RawEvent>(event: T?) -> T? {
+        switch event {
+        case let e as TrackEvent: return track(event: e) as? T
+        case let e as IdentifyEvent: return identify(event: e) as? T
+        case let e as ScreenEvent: return screen(event: e) as? T
+        case let e as GroupEvent: return group(event: e) as? T
+        case let e as AliasEvent: return alias(event: e) as? T
+        default: return event
+        }
+    }
+    public func identify(event: IdentifyEvent) -> IdentifyEvent? { identify(event) }
+    public func track(event: TrackEvent) -> TrackEvent? { track(event) }
+    public func screen(event: ScreenEvent) -> ScreenEvent? { screen(event) }
+    public func group(event: GroupEvent) -> GroupEvent? { group(event) }
+    public func alias(event: AliasEvent) -> AliasEvent? { alias(event) }
     public func identify(_ event: IdentifyEvent) -> IdentifyEvent? { event }
     public func track(_ event: TrackEvent) -> TrackEvent? { event }
     public func screen(_ event: ScreenEvent) -> ScreenEvent? { event }
@@ -91,16 +121,28 @@ public final class Serialized<Wrapped: SerialPlugin>: EventPlugin, ApplicationLi
     public func execute(_ event: Event) -> Event? {
         withPlugin { plugin in
             switch event.type {
-            case .track: return plugin.track(TrackEvent(event))?.raw
-            case .identify: return plugin.identify(IdentifyEvent(event))?.raw
-            case .screen, .page: return plugin.screen(ScreenEvent(event))?.raw
-            case .group: return plugin.group(GroupEvent(event))?.raw
-            case .alias: return plugin.alias(AliasEvent(event))?.raw
+            case .track: return plugin.execute(event: TrackEvent(event))?.raw
+            case .identify: return plugin.execute(event: IdentifyEvent(event))?.raw
+            case .screen, .page: return plugin.execute(event: ScreenEvent(event))?.raw
+            case .group: return plugin.execute(event: GroupEvent(event))?.raw
+            case .alias: return plugin.execute(event: AliasEvent(event))?.raw
             }
         }
     }
 
-    public func configure(analytics: Analytics) { withPlugin { $0.configure(analytics: analytics) } }
+    public func execute<T: RawEvent>(event: T?) -> T? { withPlugin { $0.execute(event: event) } }
+
+    /// The wrapper's own client; the wrapped plugin's is set by its `configure(analytics:)`.
+    public var analytics: Analytics? {
+        get { client.withLock { $0.value } }
+        set { client.withLock { $0.value = newValue } }
+    }
+    private let client = Locked(WeakAnalytics())
+
+    public func configure(analytics: Analytics) {
+        self.analytics = analytics
+        withPlugin { $0.configure(analytics: analytics) }
+    }
     public func update(settings: Settings, type: UpdateType) { withPlugin { $0.update(settings: settings, type: type) } }
     public func reset() { withPlugin { $0.reset() } }
     public func flush() { withPlugin { $0.flush() } }

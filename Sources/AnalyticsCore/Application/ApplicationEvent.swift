@@ -144,9 +144,27 @@ extension Analytics {
         deliver(.willTerminate)
     }
 
-    /// `.memory` storage leaves nothing behind.
+    /// `.memory` storage leaves nothing behind; what it held unsent is reported with its count,
+    /// never discarded silently. On disk, what is left waits for the next run (logged).
     func removeMemoryStorage() {
-        guard case .memory = configuration.storageMode else { return }
+        let segment = find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination
+        let unsent = segment?.pendingEvents ?? 0
+        let why = segment?.lastUploadProblem.map { "last upload problem: \($0)" } ?? "not uploaded within flushTimeout"
+        guard case .memory = configuration.storageMode else {
+            if unsent > 0, let segment {
+                log(.warning, "shutdown: \(unsent) Segment.io event(s) not yet uploaded (\(why)) stay in \(segment.queueDirectory) for the next run")
+            }
+            return
+        }
+        if unsent > 0, let segment {
+            segment.counters.removed(unsent)
+            segment.counters.failed(unsent)
+            let message = "shutdown: \(unsent) Segment.io event(s) not yet uploaded (\(why)) are discarded with the "
+                + "memory storage (.memory); use .disk storage to keep them for the next run"
+            report(.delivery(message))
+            // To the application's log too (the default one would write it to stderr twice).
+            if configuration.logHandler != nil { log(.error, message) }
+        }
         try? FileManager.default.removeItem(atPath: configuration.storageDirectory)
     }
 }

@@ -76,7 +76,8 @@ public final class SegmentDestination: EncodedEventConsumer, InlineDestination {
             self.storageError = nil
             let loop = SegmentDestinationUploadLoop(queue: queue, upload: endpoint.upload,
                                                     flushInterval: configuration.flushInterval,
-                                                    counters: counters, report: report)
+                                                    counters: counters, report: report,
+                                                    log: configuration.logHandler == nil ? nil : analytics.log)
             self.loop = loop
             queue.whenWaitingForRoom { loop.urge() }
             if backlog > 0 { loop.kick() }

@@ -17,18 +17,25 @@ extension SegmentDestinationUploadLoop {
     func settle(_ upload: UploadBatch, events: [ArraySlice<UInt8>], queuedAt start: DurableQueue.Position?, settled: inout Int) -> Bool {
         let host = uploader.configuration.apiHost
         let outcome: UploadOutcome
+        let failures = self.failures, counters = self.counters
+        // At each failed attempt (a waiting flush returns then, before the retries end).
+        let reportFailure = { (failure: UploadFailure) in
+            counters.problem("\(failure) from \(host)")
+            failures.failed(failure, apiHost: host)
+        }
         if let start {
             // The stored batch as read: its attempts are persisted, so X-Retry-Count goes on across runs.
             let queue = self.queue
-            outcome = uploader.deliver(upload, retryCount: queue.attempts(at: start)) { retry in
+            outcome = uploader.deliver(upload, retryCount: queue.attempts(at: start), beforeAttempt: { retry in
                 queue.recordAttempts(retry + 1, at: start)
-            }
+            }, afterFailure: reportFailure)
         } else {
-            outcome = uploader.deliver(upload)
+            outcome = uploader.deliver(upload, afterFailure: reportFailure)
         }
         if let failure = outcome.failure { counters.problem("\(failure) from \(host)") }
         switch outcome.disposition {
         case .delivered:
+            failures.succeeded()
             counters.uploaded(upload.eventCount)
             settled += events.count
             return true

@@ -20,6 +20,8 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
     let queue: DurableQueue
     let counters: SegmentDestinationCounters
     let report: @Sendable (AnalyticsError) -> Void
+    /// Failed attempts, told to the application as they happen (once per cause).
+    let failures: UploadFailureReports
     private let interval: Double
     private let control: Control
     private let sleeper: SegmentDestinationSleeper
@@ -50,10 +52,12 @@ final class SegmentDestinationUploadLoop: @unchecked Sendable {
     }
 
     init(queue: DurableQueue, upload: UploadConfiguration, flushInterval: Double,
-         counters: SegmentDestinationCounters, report: @escaping @Sendable (AnalyticsError) -> Void) {
+         counters: SegmentDestinationCounters, report: @escaping @Sendable (AnalyticsError) -> Void,
+         log: (@Sendable (LogLevel, String) -> Void)? = nil) {
         self.queue = queue
         self.counters = counters
         self.report = report
+        self.failures = UploadFailureReports(destination: RoutingRules.segmentDestinationKey, report: report, log: log)
         self.interval = max(0.05, flushInterval)
         let control = Control()
         self.control = control

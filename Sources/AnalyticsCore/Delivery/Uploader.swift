@@ -124,8 +124,11 @@ package final class Uploader: Sendable {
     ///     on where it stopped).
     ///   - beforeAttempt: called with each attempt's `X-Retry-Count` just before it is sent (the
     ///     Segment.io destination persists the count, so that it goes on across runs).
+    ///   - afterFailure: called with each failed attempt's failure, before any wait (the
+    ///     Segment.io destination reports it at once rather than when the retries end).
     package func deliver(_ batch: UploadBatch, retryCount: Int = 0,
-                        beforeAttempt: (Int) -> Void = { _ in }) -> UploadOutcome {
+                        beforeAttempt: (Int) -> Void = { _ in },
+                        afterFailure: (UploadFailure) -> Void = { _ in }) -> UploadOutcome {
         var retry = retryCount
         var attempts = 0
         var waits: [Double] = []
@@ -150,6 +153,7 @@ package final class Uploader: Sendable {
             case .failed(let f): failure = f
             }
             lastFailure = failure
+            afterFailure(failure)
 
             let now = clock()
             let wait: Double

@@ -8,7 +8,10 @@ import Foundation
 /// Here a middleware says so by calling `next.later()` before it returns; it must then call
 /// `next` (or `next.drop()`) exactly once, from any thread, within the client's
 /// `middlewareTimeout` (default: `hookTimeout`). Past it the event is dropped and reported. A
-/// middleware that returns without calling `next` or `later()` drops the call at once, as before.
+/// middleware that returns without calling `next` or `later()` drops the call at that moment; if
+/// it calls `next` afterwards anyway (analytics-ios code written without `later()`), the event
+/// goes on as in analytics-ios — out of order, without a deadline, counted in
+/// ``MiddlewarePlugin/unorderedAnswers``.
 public typealias Middleware = @Sendable (_ context: MiddlewareContext, _ next: MiddlewareNext) -> Void
 
 /// Builds a middleware from a closure; reads like analytics-ios's `BlockMiddleware`.
@@ -77,7 +80,7 @@ final class MiddlewareStep: @unchecked Sendable {
     }
 
     func answer(_ answer: Answer) {
-        enum Then { case nothing, handOff, refused(String) }
+        enum Then { case nothing, handOff, unordered, refused(String) }
         let then = lock.withLock { () -> Then in
             if answerValue != nil { return .refused("called next twice; the second call is ignored") }
             switch phase {
@@ -88,6 +91,13 @@ final class MiddlewareStep: @unchecked Sendable {
                 answerValue = answer
                 phase = .closed(why: "answered")
                 return .handOff
+            case .closed(why: "unanswered") where waiter == nil:
+                // analytics-ios: `next` called after the block returned, without `later()`. The
+                // event goes on (out of order: it had left the chain's order when the block
+                // returned). A late drop changes nothing: the event was dropped then.
+                answerValue = answer
+                if case .drop = answer { return .nothing }
+                return .unordered
             case .closed(let why):
                 return .refused(why == "expired" ? "called next after its deadline (the event was dropped then); ignored"
                                                  : "called next after returning without next.later() (the call was dropped then); ignored")
@@ -96,6 +106,7 @@ final class MiddlewareStep: @unchecked Sendable {
         switch then {
         case .nothing: waiter?.signal()
         case .handOff: if let waiter { waiter.signal() } else { plugin.answeredLater(self, answer) }
+        case .unordered: plugin.answeredUnordered(self, answer)
         case .refused(let text): plugin.reportMisuse(self, text)
         }
     }

@@ -19,6 +19,9 @@ extension MiddlewarePlugin {
         var slots: [UInt64: Slot] = [:]
         /// Tickets whose answer has not come.
         var waiting = 0
+        /// Destination events let through after their middleware returned without `later()`,
+        /// for the destination's worker (no ticket: analytics-ios keeps no order for them).
+        var unordered: [Event] = []
     }
 
     enum Slot {
@@ -78,6 +81,38 @@ extension MiddlewarePlugin {
         case .passed(let out): fill(step.ticket, with: Self.payload(of: out))
         case .dropped: fill(step.ticket, with: nil)
         case .deferred(let next): awaitAnswer(next, ticket: step.ticket)
+        }
+    }
+
+    /// `next` was called after the middleware returned without `later()` (analytics-ios code): the
+    /// event goes on, on this chain's queue, without waiting for earlier events and without a
+    /// deadline, and is counted. A later middleware that says `later()` puts it back in order.
+    func answeredUnordered(_ step: MiddlewareStep, _ answer: MiddlewareStep.Answer) {
+        guard case .pass(let context) = answer else { return }
+        unorderedCount.add(1, ordering: .relaxed)
+        queue.async { [self] in
+            switch run(context, from: step.index + 1) {
+            case .passed(let out):
+                guard let event = Self.payload(of: out) else { return }
+                if destinationKey == nil {
+                    analytics?.timeline.processResumed(event, after: self)
+                    return
+                }
+                order.withLock { $0.unordered.append(event) }
+                if destinationWorker?.submit(.release(self)) != true {
+                    let lost = order.withLock { o -> Int in
+                        defer { o.unordered.removeAll() }
+                        return o.unordered.count
+                    }
+                    if lost > 0 {
+                        report("\(name(of: step)) let \(step.what) through after its destination stopped; not delivered")
+                    }
+                }
+            case .dropped:
+                return
+            case .deferred(let next):
+                park(next)
+            }
         }
     }
 
@@ -159,6 +194,9 @@ extension MiddlewarePlugin {
 extension MiddlewarePlugin: ReleasesLater {
     /// On the destination's worker: events that are ready go through the rest of its timeline.
     func releaseReady(on worker: DestinationWorker) {
+        for event in order.withLock({ o -> [Event] in defer { o.unordered.removeAll() }; return o.unordered }) {
+            worker.deliverReleased(event, after: self)
+        }
         while let ready = popReady() {
             if let event = ready { worker.deliverReleased(event, after: self) }
             released()

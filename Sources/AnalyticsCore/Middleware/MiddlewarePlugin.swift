@@ -24,6 +24,11 @@ public final class MiddlewarePlugin: EventPlugin, ControlGate, @unchecked Sendab
     /// Where deferred answers continue, deadlines fire and source events are released, in order.
     let queue: DispatchQueue
     let settled = NSCondition()
+    let unorderedCount = Atomic<Int>(0)
+
+    /// Events let through by a `next` called after its middleware returned without `later()`
+    /// (analytics-ios code): delivered, but not in the chain's order and without a deadline.
+    public var unorderedAnswers: Int { unorderedCount.load(ordering: .relaxed) }
     static let queueKey = DispatchSpecificKey<Void>()
 
     public init(_ chain: [Middleware], destinationKey: String? = nil, type: PluginType = .before, timeout: Double? = nil) {
@@ -37,7 +42,10 @@ public final class MiddlewarePlugin: EventPlugin, ControlGate, @unchecked Sendab
 
     public func configure(analytics: Analytics) { client.withLock { $0.value = analytics } }
 
-    var analytics: Analytics? { client.withLock { $0.value } }
+    public var analytics: Analytics? {
+        get { client.withLock { $0.value } }
+        set { client.withLock { $0.value = newValue } }
+    }
 
     /// Seconds a deferred answer may take.
     var timeout: Double {

@@ -22,6 +22,28 @@ extension DestinationPlugin {
 
     public func remove(plugin: Plugin) { timeline.remove(plugin) }
 
+    /// Adds an enrichment closure to this destination's own timeline.
+    @discardableResult
+    public func add(enrichment: @escaping EnrichmentClosure) -> Plugin {
+        add(plugin: ClosureEnrichment(closure: enrichment))
+    }
+
+    /// The first plugin of this type in this destination's own timeline.
+    public func find<T: Plugin>(pluginType: T.Type) -> T? {
+        PluginType.allCases.lazy.flatMap { self.timeline.plugins(of: $0) }.compactMap { $0 as? T }.first
+    }
+
+    /// Every plugin of this type in this destination's own timeline; nil when there is none.
+    public func findAll<T: Plugin>(pluginType: T.Type) -> [T]? {
+        let found = PluginType.allCases.flatMap { timeline.plugins(of: $0) }.compactMap { $0 as? T }
+        return found.isEmpty ? nil : found
+    }
+
+    /// Calls `closure` with every plugin of this destination's own timeline (analytics-swift's call).
+    public func apply(closure: (Plugin) -> Void) {
+        for type in PluginType.allCases { timeline.plugins(of: type).forEach(closure) }
+    }
+
     /// Runs the event through this destination's timeline and into the destination itself.
     public func process(_ event: Event) -> Event? {
         timeline.deliver(event, to: self).result
