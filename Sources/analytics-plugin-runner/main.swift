@@ -36,6 +36,7 @@ if let i = arguments.firstIndex(of: "--validate"), i + 2 < arguments.count {
         exit(1)
     }
     close(null)
+    SwiftToolchain.provideDebugSupport()
     var jail = ah_jail_options(keep_max: PluginRunner.libraryFd, memory_limit: 0, parent_pid: 0, grants: 0, report_fd: -1, max_open_files: 0, max_file_bytes: 0,
                                run_as_uid: value("--uid").flatMap { Int64($0) } ?? -1, run_as_gid: value("--gid").flatMap { Int64($0) } ?? -1)
     if ah_runner_sandbox(&jail, &err, err.count) < 0 {
@@ -69,6 +70,9 @@ for cgroup in [value("--pids-cgroup"), value("--cgroup")].compactMap({ $0 }) whe
     FileHandle.standardErrorWrite("analytics-plugin-runner: \(text(err))\n")
     exit(1)
 }
+// What a debug-built Swift library needs, loaded while this process may still read the whole
+// toolchain (before it becomes another user and before Landlock).
+SwiftToolchain.provideDebugSupport()
 let progress = arguments.contains("--progress")
 // Nothing at fd 5 but the progress page.
 if !progress { close(5) }

@@ -107,9 +107,14 @@ struct DynamicLibrary: @unchecked Sendable {
     /// `descriptor` refers to, through `/proc/self/fd` (the kernel reopens that file itself, checking
     /// its own mode but none of the directories above it); `path` then names it in messages.
     static func open(_ path: String, descriptor: Int32? = nil) throws(PluginLoadError) -> DynamicLibrary {
+        SwiftToolchain.provideDebugSupport()
         _ = dlerror()
         guard let handle = dlopen(descriptor.map { "/proc/self/fd/\($0)" } ?? path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
-            let text = dlerror().map { String(cString: $0) } ?? "dlopen failed without a reason"
+            var text = dlerror().map { String(cString: $0) } ?? "dlopen failed without a reason"
+            if text.contains(SwiftToolchain.debugSupportLibrary) {
+                text += " (a Swift library built in debug, which needs the toolchain's \(SwiftToolchain.debugSupportLibrary): "
+                    + "this installation has none; build it with -c release)"
+            }
             throw PluginLoadError(file: path, reason: .notASharedObject(text))
         }
         return DynamicLibrary(path: path, handle: handle)
