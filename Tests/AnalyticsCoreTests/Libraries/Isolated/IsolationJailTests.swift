@@ -328,8 +328,15 @@ import Testing
         try #"{"integrations":{"File":{"path":"\#(dir)/out/file.ndjson"},"Hostile":{"isolation":"process","path":"\#(own)/hostile.ndjson","secret":"\#(settings)","outside":"\#(dir)/out/outside.txt"}}}"#
             .write(toFile: settings, atomically: true, encoding: .utf8)
         let input = ["Before", "Attacks", "After"].map { #"{"type":"track","event":"\#($0)","anonymousId":"a"}"# }.joined(separator: "\n") + "\n"
+        // The command (and its runner beside it) copied where that user may run it: the checkout
+        // may be in a directory only root may pass (/root/… in a container).
+        let bin = dir + "/bin"
+        mkdir(bin, 0o755)
+        for name in ["analytics-host", PluginRunnerLocator.executableName] {
+            try FileManager.default.copyItem(atPath: try BuiltExecutable.path(name), toPath: bin + "/" + name)
+        }
         let result = try FixtureBuilder.capture("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--",
-            "/usr/bin/env", "XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run", "--settings", settings, "--plugins", plugins,
+            "/usr/bin/env", "XDG_CACHE_HOME=\(dir)/cache", bin + "/analytics-host", "run", "--settings", settings, "--plugins", plugins,
             "--storage", dir + "/state", "--drain-timeout", "0"], stdin: Data(input.utf8))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(lines(dir + "/out/file.ndjson").count == 3, "the other destination gets everything: \(result.stderr)")
