@@ -8,7 +8,7 @@ enum PluginsCommand {
         usage: analytics-host plugins [--plugins DIR] [--json] [--allow-insecure-plugins]
                                       [--settings FILE] [--isolate[=KEY,...]] [--isolate-memory BYTES]
 
-        """ + PluginsDirectoryChoice.helpLines + "\n\n" + """
+        """ + "\n" + PluginsDirectoryChoice.helpLines + "\n\n" + """
         Loads every *.so in DIR the way `run` does (nothing is created or called beyond the entry
         function and the library's capability lookup) and prints, per library: file, key, version,
         ABI version, language/toolchain, its role (a destination, created from the settings'
