@@ -9,7 +9,8 @@ PLUGINS_DIR := $(BUILD_DIR)/plugins
 build:
 	$(SWIFT) build
 
-test: build plugins
+# install-build: the release builds InstallTests installs (as `make install` would).
+test: build plugins install-build
 	$(SWIFT) test --parallel
 
 # The concurrency, timeline, loader and delivery suites under ThreadSanitizer, in a build directory

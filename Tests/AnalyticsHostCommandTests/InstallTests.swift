@@ -72,17 +72,21 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: plugins))
     }
 
-    /// `make install` for real: release builds of the command, its runner and every example
-    /// library. The installed command lists every installed library as loaded from its default
-    /// plugins directory (the installed one), none of the Swift ones is a debug build, and a
-    /// debug-built Swift library (`make plugins` builds them so) loads in it too and delivers, in
-    /// process and in process mode. The first run builds the release products (minutes, as `make
-    /// bench` does); later runs are incremental.
+    /// What `make install` installs: the release builds of the command, its runner and every
+    /// example library that `make install-build` made (`make test` makes them first; a build here
+    /// would wait for ever on the SwiftPM lock `swift test` holds). The installed command lists
+    /// every installed library as loaded from its default plugins directory (the installed one),
+    /// none of the Swift ones is a debug build, and a debug-built Swift library (`make plugins`
+    /// builds them so) loads in it too and delivers, in process and in process mode.
     @Test func makeInstallInstallsReleaseBuildsWhichTheInstalledCommandAllLoads() throws {
+        let released = FixtureBuilder.root + "/build/release-plugins"
+        for built in [FixtureBuilder.root + "/.build/release/analytics-host", FixtureBuilder.root + "/.build/release/analytics-plugin-runner", released + "/libMetricsIntegration.so"] {
+            try #require(FileManager.default.fileExists(atPath: built), "\(built) is not built: run `make install-build` (or `make test`) before `swift test`")
+        }
         let stage = makeTempDirectory("install-release")
         defer { try? FileManager.default.removeItem(atPath: stage) }
         let vars = ["PREFIX=/usr", "DESTDIR=\(stage)"]
-        _ = try Self.make(["install"] + vars)
+        _ = try Self.make(["install-files"] + vars)
         let plugins = stage + "/usr/lib/analytics-host/plugins"
         let installed = try FileManager.default.contentsOfDirectory(atPath: plugins).filter { $0.hasSuffix(".so") }.sorted()
         let swift = ["libGoogleAnalytics4Integration.so", "libMetricsIntegration.so", "libPostHogIntegration.so", "libWebhooksIntegration.so"]
