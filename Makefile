@@ -4,12 +4,13 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: run-vendors build test validate tsan run bench bench-plugins fuzz plugins swift-plugins live-plugins abi-check clean install install-build install-files uninstall
+.PHONY: run-vendors build test validate tsan run bench bench-plugins fuzz plugins swift-plugins release-plugins live-plugins abi-check clean install install-build install-files uninstall
 
 build:
 	$(SWIFT) build
 
-test: build plugins
+# install-build: the release builds InstallTests installs (as `make install` would).
+test: build plugins install-build
 	$(SWIFT) test --parallel
 
 # The concurrency, timeline, loader and delivery suites under ThreadSanitizer, in a build directory
@@ -211,11 +212,12 @@ abi-check:
 	$(CXX) -x c++ -Wall -Wextra -pedantic -Werror -I include -c -o $(BUILD_DIR)/abi-check/cxx.o Tests/Fixtures/abi_check.c
 	@echo "abi-check: include/analytics_plugin.h compiles as C99 and C++"
 
-# Installing: `make install PREFIX=/usr/local [DESTDIR=/stage]` puts the command (a release build),
-# the ABI header, its pkg-config file (analytics-plugin.pc: a C author builds with
+# Installing: `make install PREFIX=/usr/local [DESTDIR=/stage]` puts the command and its runner
+# (release builds), the ABI header, its pkg-config file (analytics-plugin.pc: a C author builds with
 # `gcc $(pkg-config --cflags analytics-plugin) -shared -fPIC …`), the plugins directory with the
-# example integrations and the manual page in place. `install-files` copies without building
-# (HOST_BINARY names the command to install). The command keeps using the Swift runtime of the
+# example integrations (release builds: RELEASE_PLUGINS_DIR) and the manual page in place.
+# `install-files` copies without building (HOST_BINARY names the command to install, the runner
+# beside it; INSTALL_PLUGINS_DIR the libraries). The command keeps using the Swift runtime of the
 # toolchain that built it (its RUNPATH), as do the Swift plugins: the host refuses any other.
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -226,14 +228,32 @@ PLUGINDIR := $(PREFIX)/lib/analytics-host/plugins
 MAN1DIR := $(PREFIX)/share/man/man1
 HOST_BINARY ?= .build/release/analytics-host
 VERSION := $(shell sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/AnalyticsCore/Support/HostVersion.swift)
-INSTALLED_PLUGINS = $(notdir $(wildcard $(PLUGINS_DIR)/*.so))
+RELEASE_PLUGINS_DIR := $(BUILD_DIR)/release-plugins
+INSTALL_PLUGINS_DIR ?= $(RELEASE_PLUGINS_DIR)
+INSTALLED_PLUGINS = $(notdir $(wildcard $(INSTALL_PLUGINS_DIR)/*.so))
 
 install: install-build
 	$(MAKE) install-files
 
-install-build: plugins
+install-build: release-plugins
 	$(SWIFT) build -c release --product analytics-host
 	$(SWIFT) build -c release --product analytics-plugin-runner
+
+# Every example library as installed: the Swift ones linked from `swift build -c release` objects
+# (as `make plugins` links the debug ones), the C ones as `make plugins` builds them (already -O2).
+# A debug-built Swift library needs libswiftSwiftOnoneSupport.so, which a release command does
+# not load (docs/installing.md says what the host does about it).
+release-plugins: plugins
+	@mkdir -p $(RELEASE_PLUGINS_DIR)
+	@set -e; for lib in $(PLUGINS_DIR)/*.so; do \
+		case " $(SWIFT_PLUGINS:%=lib%.so) " in *" $$(basename $$lib) "*) ;; *) cp $$lib $(RELEASE_PLUGINS_DIR)/;; esac; \
+	done
+	@set -e; for product in $(SWIFT_PLUGINS); do \
+		$(SWIFT) build -c release --product $$product; \
+		$(SWIFTC) -emit-library -module-name $$product -o $(RELEASE_PLUGINS_DIR)/lib$$product.so -g \
+			-L .build/release @.build/release/$$product.product/Objects.LinkFileList \
+			-Xlinker --version-script=Plugins/swift-plugin.exports; \
+	done
 
 install-files:
 	@test -x $(HOST_BINARY) || { echo "install: $(HOST_BINARY) is not built (make install builds it)"; exit 1; }
@@ -245,7 +265,7 @@ install-files:
 		doc/analytics-plugin.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/analytics-plugin.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/analytics-plugin.pc
 	install -m 644 doc/analytics-host.1 $(DESTDIR)$(MAN1DIR)/analytics-host.1
-	for lib in $(INSTALLED_PLUGINS); do install -m 755 $(PLUGINS_DIR)/$$lib $(DESTDIR)$(PLUGINDIR)/$$lib; done
+	for lib in $(INSTALLED_PLUGINS); do install -m 755 $(INSTALL_PLUGINS_DIR)/$$lib $(DESTDIR)$(PLUGINDIR)/$$lib; done
 
 # Removes what `install` put there (the example plugins by name; the plugins directory only if
 # nothing else is left in it).

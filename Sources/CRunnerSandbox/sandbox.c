@@ -405,18 +405,24 @@ int ah_runner_landlock_abi(void) {
 #define FILE_RIGHTS (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE \
                      | AH_LL_FS_TRUNCATE | AH_LL_FS_IOCTL_DEV)
 
-static int add_path(int ruleset, const char *path, uint64_t rights, uint64_t handled) {
-    int fd = open(path, O_PATH | O_CLOEXEC);
-    if (fd < 0) return 0;  /* a path that does not exist here grants nothing */
+/* A rule on the file or directory `fd` refers to (a file gets only the rights a file can have). */
+static int add_fd(int ruleset, int fd, uint64_t rights, uint64_t handled) {
     struct stat st;
     if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= FILE_RIGHTS;
     struct ah_path_beneath rule = { rights & handled, fd };
-    long rc = syscall(SYS_landlock_add_rule, ruleset, AH_LL_RULE_PATH_BENEATH, &rule, 0);
+    return syscall(SYS_landlock_add_rule, ruleset, AH_LL_RULE_PATH_BENEATH, &rule, 0) == 0;
+}
+
+static int add_path(int ruleset, const char *path, uint64_t rights, uint64_t handled) {
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return 0;  /* a path that does not exist here grants nothing */
+    int added = add_fd(ruleset, fd, rights, handled);
     close(fd);
-    return rc == 0;
+    return added;
 }
 
 int ah_runner_landlock(const char *const *read_paths, size_t read_count, const char *const *write_paths, size_t write_count,
+                       const int *read_fds, size_t read_fd_count, const int *write_fds, size_t write_fd_count,
                        uint32_t grants, char *err, size_t cap) {
 #ifdef SYS_landlock_create_ruleset
     int abi = ah_runner_landlock_abi();
@@ -441,6 +447,8 @@ int ah_runner_landlock(const char *const *read_paths, size_t read_count, const c
     uint64_t read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
     for (size_t i = 0; i < read_count; i++) add_path(ruleset, read_paths[i], read, fs);
     for (size_t i = 0; i < write_count; i++) add_path(ruleset, write_paths[i], fs, fs);
+    for (size_t i = 0; i < read_fd_count; i++) add_fd(ruleset, read_fds[i], read, fs);
+    for (size_t i = 0; i < write_fd_count; i++) add_fd(ruleset, write_fds[i], fs, fs);
     long rc = syscall(SYS_landlock_restrict_self, ruleset, 0);
     close(ruleset);
     if (rc != 0) {
@@ -449,7 +457,8 @@ int ah_runner_landlock(const char *const *read_paths, size_t read_count, const c
     }
     return abi;
 #else
-    (void)read_paths; (void)read_count; (void)write_paths; (void)write_count; (void)grants; (void)err; (void)cap;
+    (void)read_paths; (void)read_count; (void)write_paths; (void)write_count; (void)read_fds; (void)read_fd_count;
+    (void)write_fds; (void)write_fd_count; (void)grants; (void)err; (void)cap;
     return 0;
 #endif
 }

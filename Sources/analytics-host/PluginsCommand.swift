@@ -5,9 +5,10 @@ import Foundation
 /// the first thing a plugin author runs (like gst-inspect).
 enum PluginsCommand {
     static let help = """
-        usage: analytics-host plugins --plugins DIR [--json] [--allow-insecure-plugins]
+        usage: analytics-host plugins [--plugins DIR] [--json] [--allow-insecure-plugins]
                                       [--settings FILE] [--isolate[=KEY,...]] [--isolate-memory BYTES]
 
+        """ + "\n" + PluginsDirectoryChoice.helpLines + "\n\n" + """
         Loads every *.so in DIR the way `run` does (nothing is created or called beyond the entry
         function and the library's capability lookup) and prints, per library: file, key, version,
         ABI version, language/toolchain, its role (a destination, created from the settings'
@@ -29,8 +30,11 @@ enum PluginsCommand {
         (ABI 1.3 AH_EXT_SETTINGS_SCHEMA: name, type, required or its default, what it does), which
         `check-settings --plugins DIR` and `run` check its settings against.
 
-        Exit status: 0 all libraries load; 1 some were refused; 2 usage error, or DIR missing or
-        unreadable (said as such on stderr, not listed as a refused library).
+        The first line says which directory was listed and, when --plugins was not given, where
+        it came from ("directorySource" in --json: option, environment or installed).
+
+        Exit status: 0 all libraries load; 1 some were refused; 2 usage error or DIR unusable
+        (missing, unreadable, not a directory or writable by others: nothing was listed).
         """
 
     static func main(_ arguments: [String]) throws -> Int32 {
@@ -38,7 +42,8 @@ enum PluginsCommand {
         let opts = try Options(arguments, valued: ["--plugins", "--settings", "--isolate-memory"], flags: ["--json", "--allow-insecure-plugins"])
         if let limit = try IsolationOptions.memoryLimit(opts["--isolate-memory"]) { isolation.memoryLimitBytes = limit }
         if opts.has("--help") { print(help); return 0 }
-        let dir = try opts.required("--plugins")
+        let choice = try PluginsDirectoryChoice.choose(option: opts["--plugins"])
+        let dir = choice.path
         let settings = try opts["--settings"].map { path -> Settings in
             let file = try HostSetup.readSettings(path: path)
             return Settings(file.object ?? [:])
@@ -48,18 +53,13 @@ enum PluginsCommand {
         func allowed(_ info: NativeLibraryInfo) -> JailGrants {
             JailGrants(settings: settings?.integrations[info.key]?.objectValue ?? [:]).merged(with: isolation.grants[info.key])
         }
-        let directoryUnusable = scan.problems.contains {
+        // The directory itself cannot be listed: that is the one problem, not a refused library.
+        let directoryProblem = scan.problems.first {
             switch $0.reason {
             case .directoryMissing, .directoryUnreadable: return true
             case .insecurePermissions: return $0.file == dir
             default: return false
             }
-        }
-
-        if directoryUnusable {
-            // Not a library refused: the directory itself (no listing, no "1 refused").
-            let why = scan.problems.first { $0.file == dir }?.reasonText ?? scan.problems.first?.reasonText ?? "unusable"
-            throw UsageError("--plugins \(dir): \(why)")
         }
 
         if opts.has("--json") {
@@ -90,11 +90,18 @@ enum PluginsCommand {
                 }
                 return .object(o)
             }
-            entries += scan.problems.map { p in ["file": .string(p.file), "status": "refused", "reason": .string(p.reasonText)] }
-            print(JSON.object(["directory": .string(dir), "hostVersion": .string(HostVersion.string),
-                               "libraries": .array(entries)]).serialized())
+            entries += scan.problems.filter { directoryProblem == nil || $0.file != dir }
+                .map { p in ["file": .string(p.file), "status": "refused", "reason": .string(p.reasonText)] }
+            var document: JSONObject = ["directory": .string(dir), "directorySource": .string(choice.source.rawValue),
+                                        "hostVersion": .string(HostVersion.string), "libraries": .array(entries)]
+            if let directoryProblem { document["error"] = .string(directoryProblem.reasonText) }
+            print(JSON.object(document).serialized())
+        } else if let directoryProblem {
+            print("plugins in \(TerminalText.escaped(dir)): cannot be listed: \(TerminalText.escaped(directoryProblem.reasonText))")
+            if choice.source != .option { print("(\(choice.origin); --plugins DIR lists another)") }
         } else {
-            print("plugins in \(dir): \(scan.libraries.count) loaded, \(scan.problems.count) refused")
+            print("plugins in \(TerminalText.escaped(dir)): \(scan.libraries.count) loaded, \(scan.problems.count) refused")
+            if choice.source != .option { print("(\(choice.origin); --plugins DIR lists another)") }
             // Keys, versions, toolchains and reasons come from the libraries: escaped (TerminalText).
             let e = TerminalText.escaped
             for i in scan.libraries {
@@ -120,6 +127,7 @@ enum PluginsCommand {
                 print("\nREFUSED  \(e(p.file))\n  reason   \(e(p.reasonText))")
             }
         }
+        if directoryProblem != nil { return 2 }
         return scan.problems.isEmpty ? 0 : 1
     }
 

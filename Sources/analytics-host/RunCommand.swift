@@ -5,7 +5,7 @@ import Glibc
 /// `analytics-host run`: newline-delimited events in, every destination fed, a summary out.
 enum RunCommand {
     static let help = """
-        usage: analytics-host run --settings FILE --plugins DIR [--write-key KEY] [--api-host HOST] [--storage DIR]
+        usage: analytics-host run --settings FILE [--plugins DIR] [--write-key KEY] [--api-host HOST] [--storage DIR]
                                   [--input FILE|-] [--signals FILE] [--settings-refresh SECONDS] [--hook-timeout SECONDS]
                                   [--drain-timeout SECONDS] [--max-queue-bytes BYTES] [--device]
                                   [--live-plugins FILE] [--allow-insecure-plugins] [--allow-invalid-settings] [--quiet]
@@ -29,7 +29,7 @@ enum RunCommand {
           --settings FILE   settings JSON in the CDN shape (integrations, plan, middlewareSettings),
                             checked before anything else as `check-settings` checks it; relative
                             `path`/`…Path` options of integrations are relative to FILE's directory
-          --plugins DIR     directory of integration libraries (*.so)
+        """ + "\n" + PluginsDirectoryChoice.helpLines + "\n" + """
           --write-key KEY   source write key (default: integrations["Segment.io"].apiKey); when
                             the settings name another apiKey, run refuses to start (exit 2): the
                             two keys are two sources, and uploads would use the settings' key
@@ -89,7 +89,7 @@ enum RunCommand {
         if opts.has("--help") { print(help); return 0 }
         let logLevel = try Self.logLevel(opts)
         let settingsPath = try opts.required("--settings")
-        let pluginsDir = try opts.required("--plugins")
+        let pluginsDir = try PluginsDirectoryChoice.choose(option: opts["--plugins"]).path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: pluginsDir, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw UsageError("--plugins \(pluginsDir): \(FileManager.default.fileExists(atPath: pluginsDir) ? "not a directory" : "no such directory"); no input was read")

@@ -16,8 +16,9 @@ import Testing
     @Test func installsIntoDestdirBuildsACPluginWithPkgConfigAndTheInstalledCommandLoadsIt() throws {
         let stage = makeTempDirectory("install")
         defer { try? FileManager.default.removeItem(atPath: stage) }
-        // install-files is `make install` without the release build (the debug command stands in).
-        let vars = ["PREFIX=/usr", "DESTDIR=\(stage)", "HOST_BINARY=\(try HostBinary.path())"]
+        // install-files is `make install` without the release builds (the debug command and the
+        // libraries of `make plugins` stand in; the next test installs the release builds).
+        let vars = ["PREFIX=/usr", "DESTDIR=\(stage)", "HOST_BINARY=\(try HostBinary.path())", "INSTALL_PLUGINS_DIR=\(FixtureBuilder.root)/build/plugins"]
         _ = try Self.make(["install-files"] + vars)
         let installed = [
             "/usr/bin/analytics-host", "/usr/bin/analytics-plugin-runner", "/usr/include/analytics_plugin.h", "/usr/lib/pkgconfig/analytics-plugin.pc",
@@ -50,9 +51,12 @@ import Testing
         let command = stage + "/usr/bin/analytics-host"
         let version = try FixtureBuilder.capture(command, ["--version"])
         #expect(version.status == 0 && version.stdout == "analytics-host \(HostVersion.string)\n")
-        let listed = try FixtureBuilder.capture(command, ["plugins", "--plugins", plugins, "--json"])
+        // The installed plugins directory is the command's default.
+        let listed = try FixtureBuilder.capture("/usr/bin/env", ["-u", "ANALYTICS_HOST_PLUGINS", "XDG_CACHE_HOME=\(author)/cache", command, "plugins", "--json"])
         let json = try JSON(parsing: listed.stdout)
         #expect(json["hostVersion"] == .string(HostVersion.string))
+        #expect(json["directory"] == .string(plugins) && json["directorySource"] == "installed", "\(listed.stdout)")
+        #expect(json["libraries"]?.arrayValue?.allSatisfy { $0["status"] == "loaded" } == true, "every installed library loads: \(listed.stdout)")
         let keys = Set(json["libraries"]?.arrayValue?.compactMap { $0["status"] == "loaded" ? $0["key"]?.stringValue : nil } ?? [])
         #expect(keys.isSuperset(of: ["Hello", "File", "Console", "Metrics", "Amplitude", "PostHog"]), "\(listed.stdout)\(listed.stderr)")
         // The installed command runs events through the plugin built against the installed header.
@@ -66,6 +70,69 @@ import Testing
         _ = try Self.make(["uninstall"] + vars)
         for file in installed { #expect(!FileManager.default.fileExists(atPath: stage + file), "\(file) left after uninstall") }
         #expect(!FileManager.default.fileExists(atPath: plugins))
+    }
+
+    /// What `make install` installs: the release builds of the command, its runner and every
+    /// example library that `make install-build` made (`make test` makes them first; a build here
+    /// would wait for ever on the SwiftPM lock `swift test` holds). The installed command lists
+    /// every installed library as loaded from its default plugins directory (the installed one),
+    /// none of the Swift ones is a debug build, and a debug-built Swift library (`make plugins`
+    /// builds them so) loads in it too and delivers, in process and in process mode.
+    @Test func makeInstallInstallsReleaseBuildsWhichTheInstalledCommandAllLoads() throws {
+        let released = FixtureBuilder.root + "/build/release-plugins"
+        for built in [FixtureBuilder.root + "/.build/release/analytics-host", FixtureBuilder.root + "/.build/release/analytics-plugin-runner", released + "/libMetricsIntegration.so"] {
+            try #require(FileManager.default.fileExists(atPath: built), "\(built) is not built: run `make install-build` (or `make test`) before `swift test`")
+        }
+        let stage = makeTempDirectory("install-release")
+        defer { try? FileManager.default.removeItem(atPath: stage) }
+        let vars = ["PREFIX=/usr", "DESTDIR=\(stage)"]
+        _ = try Self.make(["install-files"] + vars)
+        let plugins = stage + "/usr/lib/analytics-host/plugins"
+        let installed = try FileManager.default.contentsOfDirectory(atPath: plugins).filter { $0.hasSuffix(".so") }.sorted()
+        let swift = ["libGoogleAnalytics4Integration.so", "libMetricsIntegration.so", "libPostHogIntegration.so", "libWebhooksIntegration.so"]
+        #expect(Set(installed).isSuperset(of: swift + ["libamplitude.so", "libconsole.so", "libfile.so", "libhello.so", "libmixpanel.so", "libredact.so"]),
+                "\(installed)")
+        for file in swift + ["../../../bin/analytics-host", "../../../bin/analytics-plugin-runner"] {
+            let needed = try FixtureBuilder.capture("/usr/bin/readelf", ["-d", plugins + "/" + file])
+            #expect(needed.status == 0 && needed.stdout.contains("libswiftCore.so"), "\(file): \(needed.stderr)")
+            #expect(!needed.stdout.contains("libswiftSwiftOnoneSupport.so"), "\(file) is a debug build")
+        }
+
+        let command = stage + "/usr/bin/analytics-host"
+        let dir = makeTempDirectory("install-release-run")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func host(_ arguments: [String], stdin: String? = nil) throws -> FixtureBuilder.ProcessOutput {
+            try FixtureBuilder.capture("/usr/bin/env", ["-u", "ANALYTICS_HOST_PLUGINS", "XDG_CACHE_HOME=\(dir)/cache", command] + arguments,
+                                       stdin: stdin.map { Data($0.utf8) }, directory: dir)
+        }
+        let listed = try host(["plugins", "--json"])
+        #expect(listed.status == 0, "\(listed.stdout)\(listed.stderr)")
+        let json = try JSON(parsing: listed.stdout)
+        #expect(json["directory"] == .string(plugins) && json["directorySource"] == "installed", "\(listed.stdout)")
+        let entries = json["libraries"]?.arrayValue ?? []
+        #expect(entries.map { ($0["file"]?.stringValue ?? "") }.sorted() == installed.map { plugins + "/" + $0 }, "\(listed.stdout)")
+        #expect(entries.allSatisfy { $0["status"] == "loaded" }, "every installed library loads: \(listed.stdout)")
+
+        // A debug-built Swift library (it needs the toolchain's libswiftSwiftOnoneSupport.so) in
+        // the release command, in-process and in process mode.
+        let debugBuilt = dir + "/plugins"
+        mkdir(debugBuilt, 0o755)
+        try FileManager.default.copyItem(atPath: FixtureBuilder.root + "/build/plugins/libMetricsIntegration.so", toPath: debugBuilt + "/libMetricsIntegration.so")
+        let needed = try FixtureBuilder.capture("/usr/bin/readelf", ["-d", debugBuilt + "/libMetricsIntegration.so"])
+        #expect(needed.stdout.contains("libswiftSwiftOnoneSupport.so"), "the library under test is a debug build")
+        for isolate in [false, true] {
+            let out = dir + "/out-\(isolate)"
+            mkdir(out, 0o755)
+            makeRunnerWritable(out)
+            let settings = dir + "/settings-\(isolate).json"
+            let isolation = isolate ? #","isolation":{"mode":"process","allow":["files:\#(out)"]}"# : ""
+            try #"{"integrations":{"Metrics":{"path":"\#(out)/metrics.json"\#(isolation)}}}"#.write(toFile: settings, atomically: true, encoding: .utf8)
+            let run = try host(["run", "--settings", settings, "--plugins", debugBuilt, "--storage", dir + "/storage-\(isolate)", "--quiet"],
+                               stdin: #"{"type":"track","event":"Debug Built","userId":"u"}"# + "\n")
+            #expect(run.status == 0, "isolated \(isolate): \(run.stderr)")
+            let metrics = try? JSON(parsing: Array(FileManager.default.contents(atPath: out + "/metrics.json") ?? Data()))
+            #expect(metrics?["total"]?.intValue == 1, "isolated \(isolate): \(run.stderr)")
+        }
     }
 
     /// The manual page is written by hand: every option of every command's --help is in it, and

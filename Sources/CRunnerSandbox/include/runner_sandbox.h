@@ -62,12 +62,16 @@ int64_t ah_runner_sandbox(const struct ah_jail_options *options, char *err, size
 int ah_runner_landlock_abi(void);
 
 /* Confines this process with Landlock: it may read (and map for execution) beneath
- * `read_paths` and read, write, create and remove beneath `write_paths`, nothing else of the
- * file system; without AH_GRANT_NETWORK, no TCP bind or connect (ABI 4); no signal to a process
- * outside its domain and no abstract unix socket of another domain (ABI 6). A path that does
- * not exist grants nothing. Returns the ABI applied, 0 when the kernel has no Landlock, -1 with
- * a reason in `err`. Needs no_new_privs (ah_runner_sandbox sets it). */
+ * `read_paths` and `read_fds` and read, write, create and remove beneath `write_paths` and
+ * `write_fds`, nothing else of the file system; without AH_GRANT_NETWORK, no TCP bind or connect
+ * (ABI 4); no signal to a process outside its domain and no abstract unix socket of another
+ * domain (ABI 6). A path that does not exist grants nothing. The descriptors are files and
+ * directories the host opened with its own rights and handed over (the library, the grants), so
+ * a rule never depends on a path this process's user could reach; they stay open. Returns the ABI
+ * applied, 0 when the kernel has no Landlock, -1 with a reason in `err`. Needs no_new_privs
+ * (ah_runner_sandbox sets it). */
 int ah_runner_landlock(const char *const *read_paths, size_t read_count, const char *const *write_paths, size_t write_count,
+                       const int *read_fds, size_t read_fd_count, const int *write_fds, size_t write_fd_count,
                        uint32_t grants, char *err, size_t cap);
 
 /* Moves this process into the cgroup directory `dir` (writes its pid to `dir`/cgroup.procs), so

@@ -89,14 +89,21 @@ import Testing
         #expect(root.status != 0 && root.stderr.contains("--runner-user= needs a uid other than 0"), "\(root.stderr)")
     }
 
-    /// A library the runner user cannot reach fails every check, naming the path and the user, as
-    /// `run` refuses to load it.
+    /// As `run` does, the validator hands each check's runner the library open: one in a
+    /// directory only root may pass passes every check; one whose file only root may read fails
+    /// every check, naming the file and the user, as `run` refuses to load it.
     @Test(.enabled(if: geteuid() == 0, "the host must run as root"))
-    func asRootALibraryOutOfTheRunnerUsersReachFails() throws {
-        let f = try findings([], directoryMode: 0o700)
+    func asRootALibraryInADirectoryOnlyRootMayPassPassesButOneOnlyRootMayReadFails() throws {
+        let passed = try findings([], directoryMode: 0o700)
+        #expect(passed.values.allSatisfy { $0.verdict == .pass }, "\(passed.values.map { "\($0.check): \($0.detail)" })")
+        let directory = makeTempDirectory("loader")
+        defer { FixtureBuilder.remove(directory) }
+        let file = try FixtureBuilder.library("broken", in: directory, as: "libbroken.so")
+        chmod(file, 0o700)
+        let f = try findings(file: file, settings: [:])
         #expect(f.values.allSatisfy { $0.verdict == .fail })
-        #expect(f["load"]?.detail.contains("libbroken.so") == true && f["load"]?.detail.contains("uid 65534 gid 65534") == true,
-                "\(f["load"]?.detail ?? "no finding")")
+        #expect(f["load"]?.detail.contains("libbroken.so (mode 700") == true && f["load"]?.detail.contains("uid 65534 gid 65534") == true
+                && f["load"]?.detail.contains("cannot read it") == true, "\(f["load"]?.detail ?? "no finding")")
     }
 
     @Test func aDurableQueueThatCannotHoldAnEventIsFound() throws {

@@ -59,19 +59,21 @@ package struct PluginLoader: Sendable {
         return ScanResult(libraries: libraries, problems: problems)
     }
 
-    /// Loads one library file, checking its permissions first (unless allowed).
-    package func load(file: String) throws(PluginLoadError) -> NativeLibrary {
+    /// Loads one library file, checking its permissions first (unless allowed). With `descriptor`
+    /// (a runner: the file the host opened and handed over), the library is opened through it and
+    /// `file` only names it.
+    package func load(file: String, descriptor: Int32? = nil) throws(PluginLoadError) -> NativeLibrary {
         if !configuration.allowGroupOrOtherWritable {
             if let why = FilePermissions.insecurity(of: file, what: "library file") {
                 throw PluginLoadError(file: file, reason: .insecurePermissions(why))
             }
         }
-        return try loadValidated(file: file)
+        return try loadValidated(file: file, descriptor: descriptor)
     }
 
-    private func loadValidated(file: String) throws(PluginLoadError) -> NativeLibrary {
+    private func loadValidated(file: String, descriptor: Int32? = nil) throws(PluginLoadError) -> NativeLibrary {
         // A path without a slash would make dlopen search the system's library path.
-        let library = try DynamicLibrary.open(file.contains("/") ? file : "./" + file)
+        let library = try DynamicLibrary.open(file.contains("/") ? file : "./" + file, descriptor: descriptor)
         return try ABINegotiation.negotiate(library, hostToolchain: configuration.hostSwiftToolchain)
     }
 }
@@ -101,11 +103,18 @@ struct DynamicLibrary: @unchecked Sendable {
     let path: String
     private let handle: UnsafeMutableRawPointer
 
-    /// Opens `path` (which must contain a slash, so no search path is consulted).
-    static func open(_ path: String) throws(PluginLoadError) -> DynamicLibrary {
+    /// Opens `path` (which must contain a slash, so no search path is consulted), or the file
+    /// `descriptor` refers to, through `/proc/self/fd` (the kernel reopens that file itself, checking
+    /// its own mode but none of the directories above it); `path` then names it in messages.
+    static func open(_ path: String, descriptor: Int32? = nil) throws(PluginLoadError) -> DynamicLibrary {
+        SwiftToolchain.provideDebugSupport()
         _ = dlerror()
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
-            let text = dlerror().map { String(cString: $0) } ?? "dlopen failed without a reason"
+        guard let handle = dlopen(descriptor.map { "/proc/self/fd/\($0)" } ?? path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
+            var text = dlerror().map { String(cString: $0) } ?? "dlopen failed without a reason"
+            if text.contains(SwiftToolchain.debugSupportLibrary) {
+                text += " (a Swift library built in debug, which needs the toolchain's \(SwiftToolchain.debugSupportLibrary): "
+                    + "this installation has none; build it with -c release)"
+            }
             throw PluginLoadError(file: path, reason: .notASharedObject(text))
         }
         return DynamicLibrary(path: path, handle: handle)

@@ -1,4 +1,5 @@
 import CAnalyticsABI
+import Glibc
 
 /// The identity of the Swift toolchain that built this binary.
 ///
@@ -27,4 +28,21 @@ package enum SwiftToolchain {
         return "6.0"
         #endif
     }
+
+    /// The library a debug build of Swift code needs (`swift build` without `-c release`): the
+    /// toolchain's prespecializations for unoptimized code. A debug host or runner has it loaded
+    /// already; a release one does not, so a debug-built Swift library would need to find the file
+    /// itself — which a runner of a root host, another user, may not reach. Loaded by
+    /// `provideDebugSupport()`, such a library's need is met by the copy in the process.
+    static let debugSupportLibrary = "libswiftSwiftOnoneSupport.so"
+
+    /// Loads `debugSupportLibrary` from this toolchain (the executable's RUNPATH), once, so that a
+    /// debug-built Swift library loads in a release host and runner as in a debug one. A runner
+    /// calls it before it changes user; the host before it opens a library. False when the
+    /// toolchain has no such file (a runtime-only installation): such a library is then refused
+    /// with the fix (`PluginLoadError`'s text for it says "build it with -c release").
+    @discardableResult
+    package static func provideDebugSupport() -> Bool { debugSupportLoaded }
+
+    private static let debugSupportLoaded: Bool = dlopen(debugSupportLibrary, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) != nil
 }

@@ -35,8 +35,8 @@ public enum LibraryValidator {
     // MARK: In the runner
 
     /// Runs one check in this process and prints its verdict line.
-    public static func runCheck(_ name: String, file: String, settings: JSONObject, toolchain: String) -> Int32 {
-        let finding = check(name, file: file, settings: settings, toolchain: toolchain)
+    public static func runCheck(_ name: String, file: String, descriptor: Int32, settings: JSONObject, toolchain: String) -> Int32 {
+        let finding = check(name, file: file, descriptor: descriptor, settings: settings, toolchain: toolchain)
         report(finding.verdict, finding.detail)
         return 0
     }
@@ -48,12 +48,12 @@ public enum LibraryValidator {
         _ = line.withCString { write(1, $0, strlen($0)) }
     }
 
-    static func check(_ name: String, file: String, settings: JSONObject, toolchain: String) -> Finding {
+    static func check(_ name: String, file: String, descriptor: Int32, settings: JSONObject, toolchain: String) -> Finding {
         func verdict(_ v: Verdict, _ detail: String) -> Finding { Finding(check: name, verdict: v, detail: detail) }
         let started = monotonicSeconds()
         let library: NativeLibrary
         do throws(PluginLoadError) {
-            library = try PluginLoader(configuration: .init(allowGroupOrOtherWritable: true, hostSwiftToolchain: toolchain)).load(file: file)
+            library = try PluginLoader(configuration: .init(allowGroupOrOtherWritable: true, hostSwiftToolchain: toolchain)).load(file: file, descriptor: descriptor)
         } catch {
             return verdict(.fail, "cannot load: \(error)")
         }
@@ -238,10 +238,18 @@ public enum LibraryValidator {
     /// a process-mode runner of `run` would be (`user`, when this host runs as root): a library
     /// that passes here loads there.
     public static func validate(file: String, settings: JSONObject, runner: String, timeout: Double, user: RunnerUser = .nobody) -> [Finding] {
-        if let problem = user.problem(reaching: file) {
+        if let problem = user.problem(readingFile: file) {
             return checks.map { Finding(check: $0.name, verdict: .fail, detail: "cannot be loaded: \(problem)") }
         }
         return checks.map { check in
+            // Handed open, as to a `run` runner (RunnerFiles): on standard input, the one
+            // descriptor Process passes along; the runner moves it to its place.
+            let files: RunnerFiles
+            do throws(RunnerFiles.OpenError) {
+                files = try RunnerFiles.open(library: file)
+            } catch {
+                return Finding(check: check.name, verdict: .fail, detail: "cannot be loaded: \(error)")
+            }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: runner)
             process.arguments = ["--validate", check.name, file, "--settings", JSON.object(settings).serialized(), "--toolchain", SwiftToolchain.current]
@@ -249,7 +257,7 @@ public enum LibraryValidator {
             let out = Pipe()
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
+            process.standardInput = FileHandle(fileDescriptor: files.descriptors[0], closeOnDealloc: false)
             // The check runs jailed like a runner: the Swift runtime's crash backtracer (a process
             // it would start) must not turn a library's crash into a refused exec.
             var environment = ProcessInfo.processInfo.environment
@@ -258,6 +266,7 @@ public enum LibraryValidator {
             do { try process.run() } catch {
                 return Finding(check: check.name, verdict: .fail, detail: "cannot start \(runner): \(error.localizedDescription)")
             }
+            withExtendedLifetime(files) {}
             let collected = Locked<[UInt8]>([])
             let read = DispatchSemaphore(value: 0)
             let reader = Thread {

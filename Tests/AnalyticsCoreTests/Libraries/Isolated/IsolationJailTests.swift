@@ -215,25 +215,75 @@ import Testing
                 "the grant its user cannot use is reported: \(s.errors.messages)")
     }
 
-    /// A library the runner user cannot read (a directory only root may enter) is refused with
-    /// the file and the reason, before any runner starts.
+    /// As root, libraries in a directory only root may pass (`/root/…` is mode 700 in every
+    /// container) load and deliver in both modes: the host hands the scanner and each runner the
+    /// library open (RunnerFiles), so the runner, uid 65534, needs no path to it. A C library
+    /// (File) and a Swift one (Metrics), each writing beneath a directory granted to it.
     @Test(.enabled(if: geteuid() == 0, "the host must run as root"))
-    func asRootALibraryItsRunnerCannotReadIsRefusedByName() throws {
+    func asRootLibrariesInADirectoryOnlyRootMayPassLoadAndDeliverInBothModes() throws {
         let dir = makeTempDirectory("jail")
         defer { FixtureBuilder.remove(dir) }
         let closed = dir + "/closed"
         mkdir(closed, 0o700)
-        try FixtureBuilder.library("hostile", in: closed)
+        try FixtureBuilder.plugin("Plugins/File/file.c", in: closed, as: "libfile.so")
+        try FileManager.default.copyItem(atPath: SwiftPluginFiles.path("MetricsIntegration"), toPath: closed + "/libMetricsIntegration.so")
+        var info = stat()
+        #expect(stat(closed, &info) == 0 && info.st_mode & 0o777 == 0o700 && info.st_uid == 0, "the runner's user cannot pass it")
+        for mode in ["in-process", "process"] {
+            let out = dir + "/out-" + mode
+            mkdir(out, 0o755)
+            makeRunnerWritable(out)
+            func entry(_ settings: JSONObject) -> JSON {
+                var settings = settings
+                if mode == "process" { settings["isolation"] = ["mode": "process", "allow": [.string("files:" + out)]] }
+                return .object(settings)
+            }
+            let errors = ErrorLog()
+            var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state-" + mode)
+            config.settingsLocation = .defaultsOnly
+            config.trackApplicationLifecycleEvents = false
+            config.defaultSettings = Settings(["integrations": ["File": entry(["path": .string(out + "/file.ndjson")]),
+                                                                "Metrics": entry(["path": .string(out + "/metrics.json")])]])
+            config.pluginsDirectory = closed
+            config.isolation.scanCacheFile = ""  // every library scanned in a runner, now
+            config.errorHandler = errors.handler
+            config.flushTimeout = 60
+            let analytics = Analytics(configuration: config)
+            #expect(analytics.pluginScan.problems.isEmpty, "\(mode): \(analytics.pluginScan.problems)")
+            for n in 1...3 { analytics.track("Closed", properties: ["n": .number(Double(n))]) }
+            #expect(analytics.shutdown())
+            for key in ["File", "Metrics"] {
+                let stats = try #require(analytics.timeline.stats(forKey: key), "\(mode): \(key) was not created: \(errors.messages)")
+                #expect((stats.received, stats.delivered, stats.failed) == (3, 3, 0), "\(mode) \(key): \(errors.messages)")
+            }
+            #expect(lines(out + "/file.ndjson").count == 3, "\(mode): \(errors.messages)")
+            let metrics = try? JSON(parsing: Array((FileManager.default.contents(atPath: out + "/metrics.json") ?? Data())))
+            #expect(metrics?["total"]?.intValue == 3, "\(mode): \(errors.messages)")
+            #expect(!errors.messages.contains { $0.contains("uid 65534") }, "\(mode): \(errors.messages)")
+        }
+    }
+
+    /// The library file itself must still be readable by the runner's user (the runner reopens
+    /// the file it was handed through /proc/self/fd, which checks the file's own mode): one that
+    /// only root may read is refused with the file and the reason, before any runner starts.
+    @Test(.enabled(if: geteuid() == 0, "the host must run as root"))
+    func asRootALibraryFileOnlyRootMayReadIsRefusedByName() throws {
+        let dir = makeTempDirectory("jail")
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = dir + "/plugins"
+        mkdir(plugins, 0o755)
+        let library = try FixtureBuilder.library("hostile", in: plugins)
+        chmod(library, 0o700)
         let errors = ErrorLog()
         var config = Configuration(writeKey: "wk", storageDirectory: dir + "/state2")
         config.settingsLocation = .defaultsOnly
         config.defaultSettings = Settings(["integrations": ["Hostile": ["isolation": "process"]]])
-        config.pluginsDirectory = closed
+        config.pluginsDirectory = plugins
         config.isolation.scanCacheFile = ""
         config.errorHandler = errors.handler
         let analytics = Analytics(configuration: config)
         analytics.shutdown()
-        #expect(errors.messages.contains { $0.contains(closed + "/libhostile.so") && $0.contains("uid 65534 gid 65534") && $0.contains("cannot pass through") },
+        #expect(errors.messages.contains { $0.contains(library) && $0.contains("uid 65534 gid 65534") && $0.contains("cannot read it") && $0.contains("mode 700") },
                 "\(errors.messages)")
     }
 
@@ -278,8 +328,15 @@ import Testing
         try #"{"integrations":{"File":{"path":"\#(dir)/out/file.ndjson"},"Hostile":{"isolation":"process","path":"\#(own)/hostile.ndjson","secret":"\#(settings)","outside":"\#(dir)/out/outside.txt"}}}"#
             .write(toFile: settings, atomically: true, encoding: .utf8)
         let input = ["Before", "Attacks", "After"].map { #"{"type":"track","event":"\#($0)","anonymousId":"a"}"# }.joined(separator: "\n") + "\n"
+        // The command (and its runner beside it) copied where that user may run it: the checkout
+        // may be in a directory only root may pass (/root/… in a container).
+        let bin = dir + "/bin"
+        mkdir(bin, 0o755)
+        for name in ["analytics-host", PluginRunnerLocator.executableName] {
+            try FileManager.default.copyItem(atPath: try BuiltExecutable.path(name), toPath: bin + "/" + name)
+        }
         let result = try FixtureBuilder.capture("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--",
-            "/usr/bin/env", "XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run", "--settings", settings, "--plugins", plugins,
+            "/usr/bin/env", "XDG_CACHE_HOME=\(dir)/cache", bin + "/analytics-host", "run", "--settings", settings, "--plugins", plugins,
             "--storage", dir + "/state", "--drain-timeout", "0"], stdin: Data(input.utf8))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(lines(dir + "/out/file.ndjson").count == 3, "the other destination gets everything: \(result.stderr)")

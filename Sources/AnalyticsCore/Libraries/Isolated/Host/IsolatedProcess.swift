@@ -3,8 +3,8 @@ import Foundation
 import Glibc
 
 /// One `analytics-plugin-runner` child: spawned in a session of its own (no controlling terminal)
-/// with a cleaned environment, its protocol on a socket pair (fd 3 and fd 4 of the child are the
-/// same socket; the host's end is close-on-exec and written with MSG_NOSIGNAL, so a dead child is
+/// with a cleaned environment, the library and its grants handed open (`RunnerFiles`, fd 6 on),
+/// its protocol on a socket pair (fd 3 and fd 4 of the child are the same socket; the host's end is close-on-exec and written with MSG_NOSIGNAL, so a dead child is
 /// an error to handle, never a SIGPIPE), standard input on /dev/null and standard output and
 /// error on a pipe the host reads, each line prefixed with the library (`RunnerOutput`): a library
 /// cannot print lines that pass for the host's. Reaped by its own pid only.
@@ -36,8 +36,10 @@ final class IsolatedProcess: @unchecked Sendable {
             || name.hasSuffix("SAN_OPTIONS")
     }
 
-    /// `label` names the library in the lines the runner prints (its key, or its file while scanning).
-    static func spawn(runner: String, arguments: [String], label: String, progress: ProgressPage? = nil) throws(SpawnError) -> IsolatedProcess {
+    /// `label` names the library in the lines the runner prints (its key, or its file while scanning);
+    /// `files` are the library and the grants, handed open from `PluginRunner.libraryFd` on.
+    static func spawn(runner: String, arguments: [String], label: String, files: RunnerFiles,
+                      progress: ProgressPage? = nil) throws(SpawnError) -> IsolatedProcess {
         _ = hostNotDumpable
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
@@ -70,6 +72,9 @@ final class IsolatedProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, childEnd, PluginRunner.commandsFd)
         posix_spawn_file_actions_adddup2(&actions, childEnd, PluginRunner.resultsFd)
         if let progress { posix_spawn_file_actions_adddup2(&actions, progress.fd, ProgressPage.runnerFd) }
+        for (index, fd) in files.descriptors.enumerated() {
+            posix_spawn_file_actions_adddup2(&actions, fd, PluginRunner.libraryFd + Int32(index))
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -86,7 +91,7 @@ final class IsolatedProcess: @unchecked Sendable {
         // still held in memory to a SIGINT that killed its runner first.
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | IsolatedProcess.setsid))
 
-        let argv = ([runner] + arguments + ["--parent", String(getpid())]).map { strdup($0) }
+        let argv = ([runner] + arguments + files.arguments + ["--parent", String(getpid())]).map { strdup($0) }
         defer { for p in argv { free(p) } }
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv + [nil]
         // The Swift runtime's crash backtracer would spend a second per crash of a library.

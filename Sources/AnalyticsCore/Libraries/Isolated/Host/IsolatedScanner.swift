@@ -104,11 +104,18 @@ package struct IsolatedScanner: Sendable {
         func failed(_ text: String) -> (Swift.Result<NativeLibraryInfo, PluginLoadError>, Void) {
             (.failure(PluginLoadError(file: file, reason: .runnerFailed(text))), ())
         }
-        if let problem = user.problem(reaching: file) { return failed("not scanned: \(problem)") }
+        // Handed open: the runner (another user under a root host) needs no path to it.
+        if let problem = user.problem(readingFile: file) { return failed("not scanned: \(problem)") }
+        let files: RunnerFiles
+        do throws(RunnerFiles.OpenError) {
+            files = try RunnerFiles.open(library: file)
+        } catch {
+            return failed("not scanned: \(error)")
+        }
         let process: IsolatedProcess
         do throws(IsolatedProcess.SpawnError) {
             process = try IsolatedProcess.spawn(runner: runner, arguments: ["--scan", file, "--toolchain", SwiftToolchain.current] + user.arguments,
-                                                label: (file as NSString).lastPathComponent)
+                                                label: (file as NSString).lastPathComponent, files: files)
         } catch {
             return failed("not scanned: \(error)")
         }

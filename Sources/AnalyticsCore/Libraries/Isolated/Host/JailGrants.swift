@@ -54,14 +54,8 @@ public struct JailGrants: Sendable, Equatable {
         }
     }
 
-    /// The runner's command-line arguments for them.
-    var runnerArguments: [String] {
-        var arguments: [String] = []
-        if network { arguments += ["--grant", "network"] }
-        for path in files { arguments += ["--allow-files", path] }
-        for path in read { arguments += ["--allow-read", path] }
-        return arguments
-    }
+    /// The runner's command-line arguments for them (the paths are handed open: `RunnerFiles`).
+    var runnerArguments: [String] { network ? ["--grant", "network"] : [] }
 
     /// "network, files:/a" or "nothing".
     public var summary: String {

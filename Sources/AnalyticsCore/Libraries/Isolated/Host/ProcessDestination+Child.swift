@@ -24,7 +24,14 @@ extension ProcessDestination {
             arguments += ["--toolchain", SwiftToolchain.current]
             if progress != nil { arguments.append("--progress") }
             arguments += grants.runnerArguments + limits.fileLimitArguments + ["--own-directory", ownDirectory] + limits.runnerUser.arguments
-            if let problem = limits.runnerUser.problem(reaching: info.file) { return .refused("cannot be loaded: \(problem)") }
+            // The library and the granted paths, opened here with the host's rights (RunnerFiles).
+            if let problem = limits.runnerUser.problem(readingFile: info.file) { return .refused("cannot be loaded: \(problem)") }
+            let files: RunnerFiles
+            do throws(RunnerFiles.OpenError) {
+                files = try RunnerFiles.open(library: info.file, grants: grants)
+            } catch {
+                return .refused("cannot be loaded: \(error)")
+            }
             if !pidsCgroupTried {
                 pidsCgroupTried = true
                 pidsCgroup = RunnerPidsCgroup.make(limit: limits.maxThreads)
@@ -32,7 +39,7 @@ extension ProcessDestination {
             if let pidsCgroup { arguments += ["--pids-cgroup", pidsCgroup.path] }
             try? FileManager.default.createDirectory(atPath: ownDirectory, withIntermediateDirectories: true)
             limits.runnerUser.own(ownDirectory)
-            process = try IsolatedProcess.spawn(runner: runner, arguments: arguments, label: key, progress: progress)
+            process = try IsolatedProcess.spawn(runner: runner, arguments: arguments, label: key, files: files, progress: progress)
         } catch {
             return .refused("cannot start \(PluginRunnerLocator.executableName): \(error)")
         }

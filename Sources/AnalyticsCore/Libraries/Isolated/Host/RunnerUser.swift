@@ -8,10 +8,11 @@ import Glibc
 /// reads what only the owner may). A user namespace would not do: the kernel checks files against
 /// the uid outside it.
 ///
-/// The runner must still reach the library (and its directory), what it is granted, and its own
-/// directory; the host makes its own directory the runner user's, and checks the rest by their
-/// mode bits before it starts a runner (`problem(reaching:write:)`), naming the file that is out
-/// of reach.
+/// The library and the granted paths are handed to the runner open (`RunnerFiles`): no directory
+/// above them need let this user pass. The library file itself must still be readable by it (the
+/// runner reopens it through /proc/self/fd: `problem(readingFile:)`), and a granted path is used
+/// by its name, so the host checks those by their mode bits (`problem(reaching:write:)`) and names
+/// what is out of reach. The runner's own directory the host makes this user's.
 public struct RunnerUser: Sendable, Equatable {
     public var uid: UInt32
     public var gid: UInt32
@@ -61,6 +62,15 @@ public struct RunnerUser: Sendable, Equatable {
             }
         }
         return nil
+    }
+
+    /// Why `file` itself (not the directories above it) is not readable by this user by its mode
+    /// bits; nil when it is, when it is missing, or when runners keep the host's uid.
+    func problem(readingFile file: String) -> String? {
+        guard Self.applies else { return nil }
+        var info = stat()
+        guard stat(file, &info) == 0, !allows(info, 0o4) else { return nil }
+        return describe(file, file, info, "cannot read")
     }
 
     /// Whether the mode bits of `info` give this user `bits` (of r=4, w=2, x=1).

@@ -15,19 +15,22 @@ import Glibc
 package enum PluginRunner {
     package static let commandsFd: Int32 = 3
     package static let resultsFd: Int32 = 4
+    /// The library the host opened and handed over (`RunnerFiles`); its grants follow.
+    package static let libraryFd: Int32 = 6
 
-    /// `--scan FILE`: loads the library, reports its info (or why it cannot be used), exits.
-    package static func scan(file: String, toolchain: String) -> Int32 {
+    /// `--scan FILE`: loads the library (open at `descriptor`), reports its info (or why it cannot
+    /// be used), exits.
+    package static func scan(file: String, descriptor: Int32, toolchain: String) -> Int32 {
         let out = Output(fd: resultsFd)
-        out.sendLoadOutcome(file: file, toolchain: toolchain)
+        out.sendLoadOutcome(file: file, descriptor: descriptor, toolchain: toolchain)
         return 0
     }
 
-    /// `--serve FILE`: loads the library, creates one instance when asked and runs batches until
-    /// the host closes the pipe (or after `destroy`).
-    package static func serve(file: String, toolchain: String) -> Int32 {
+    /// `--serve FILE`: loads the library (open at `descriptor`), creates one instance when asked
+    /// and runs batches until the host closes the pipe (or after `destroy`).
+    package static func serve(file: String, descriptor: Int32, toolchain: String) -> Int32 {
         let out = Output(fd: resultsFd)
-        guard let library = out.sendLoadOutcome(file: file, toolchain: toolchain) else { return 0 }
+        guard let library = out.sendLoadOutcome(file: file, descriptor: descriptor, toolchain: toolchain) else { return 0 }
         let server = Server(library: library, out: out)
         server.run()
         return 0
@@ -68,11 +71,13 @@ package enum PluginRunner {
         }
 
         @discardableResult
-        func sendLoadOutcome(file: String, toolchain: String) -> NativeLibrary? {
+        func sendLoadOutcome(file: String, descriptor: Int32, toolchain: String) -> NativeLibrary? {
+            // Mapped once loaded: the descriptor is of no further use, and the library never sees it.
+            defer { close(descriptor) }
             do throws(PluginLoadError) {
                 // The host checked the file's permissions before it started this process.
                 let library = try PluginLoader(configuration: .init(allowGroupOrOtherWritable: true, hostSwiftToolchain: toolchain))
-                    .load(file: file)
+                    .load(file: file, descriptor: descriptor)
                 frame(.ready) { $0.text(JSON.object(ScanRecord.encode(library.info)).serialized()) }
                 return library
             } catch {

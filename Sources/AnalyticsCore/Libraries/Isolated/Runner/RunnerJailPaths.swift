@@ -1,13 +1,14 @@
 import Foundation
 import Glibc
 
-/// What a runner's Landlock domain lets it reach of the file system: to read, what loading the
-/// library and running the Swift runtime need (the system's library directories, the
-/// directories of every file the runner has mapped, the library's own directory, time zones,
-/// certificates, its own /proc entry, the CPU list); to write, its own directory (the host
-/// makes it), /dev/null and what the settings grant (`files:`). Nothing else: not the host's
-/// settings, queue, user state, scan cache or plugin directories (unless one of them is inside a
-/// granted path).
+/// What a runner's Landlock domain lets it reach of the file system by path: to read, what
+/// loading the library's dependencies and running the Swift runtime need (the system's library
+/// directories, the directories of every file the runner has mapped, time zones, certificates,
+/// its own /proc entry, the CPU list); to write, its own directory (the host makes it) and
+/// /dev/null. The library file itself and what the settings grant (`files:`, `read:`) are added by
+/// the descriptors the host hands over (`RunnerFiles`). Nothing else: not the host's settings,
+/// queue, user state, scan cache or plugin directories (unless one of them is inside a granted
+/// path).
 package enum RunnerJailPaths {
     package static let system = [
         "/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32", "/usr/share/zoneinfo", "/usr/share/locale",
@@ -15,21 +16,15 @@ package enum RunnerJailPaths {
         "/proc/self", "/sys/devices/system/cpu", "/dev/urandom", "/dev/random", "/dev/zero",
     ]
 
-    /// Paths to read and paths to write for a runner loading `library`.
-    package static func paths(library: String, own: String?, granted: [String], grantedRead: [String] = []) -> (read: [String], write: [String]) {
-        var read = system + grantedRead
+    /// Paths to read and paths to write for a runner whose own directory is `own`.
+    package static func paths(own: String?) -> (read: [String], write: [String]) {
+        var read = system
         read.append(contentsOf: mappedDirectories())
-        read.append((library as NSString).deletingLastPathComponent)
-        if let real = realpath(library, nil) {
-            read.append((String(cString: real) as NSString).deletingLastPathComponent)
-            free(real)
-        }
         if let path = getenv("LD_LIBRARY_PATH") {
             read.append(contentsOf: String(cString: path).split(separator: ":").map(String.init).filter { $0.hasPrefix("/") })
         }
         var write = ["/dev/null"]
         if let own { write.append(own) }
-        write.append(contentsOf: granted)
         return (Array(Set(read)).sorted(), write)
     }
 
