@@ -30,7 +30,11 @@ import Testing
     @Test func forgedCompletedAndSettledFramesAreRefusedAndCountNothing() throws {
         let s = try start()
         defer { FixtureBuilder.remove(s.dir) }
-        for name in ["Before", "Forge Completed", "Middle", "Forge Settled", "After"] { s.analytics.track(name) }
+        // Apart: a runner ended at the first forged frame sends nothing more the host reads.
+        for name in ["Before", "Forge Completed", "Middle", "Forge Settled", "After"] {
+            s.analytics.track(name)
+            #expect(s.analytics.flush())
+        }
         #expect(s.analytics.shutdown())
         let file = try #require(s.analytics.timeline.stats(forKey: "File"))
         #expect((file.delivered, file.failed) == (5, 0), "the other destination gets everything")
@@ -72,7 +76,7 @@ import Testing
         #expect(printed.contains("runner Hostile: c1 ?31m and raw ?2J end"), "C1 controls defused")
         #expect(lines.allSatisfy { $0.utf8.count <= LibraryOutput.maxLine + 200 }, "no line past 4 KiB")
         #expect(!result.stderr.unicodeScalars.contains { (0x80...0x9F).contains($0.value) || $0.value == 0x1B }, "no control reaches the terminal")
-        let logged = lines.filter { $0.contains("Hostile: xxxx") || $0.contains("Hostile: yyyy") }
+        let logged = lines.filter { !$0.hasPrefix("runner ") && ($0.contains("Hostile: xxxx") || $0.contains("Hostile: yyyy")) }
         let logsNotPrinted = lines.compactMap { $0.contains("analytics-host: warning: Hostile: ") ? suppressed($0, "log lines") : nil }.reduce(0, +)
         #expect(logged.count < 5000 && logged.count + logsNotPrinted == 20_001, "\(logged.count) log lines printed, \(logsNotPrinted) suppressed")
         #expect((try? String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8))?.split(separator: "\n").count == 3)
