@@ -239,7 +239,15 @@ static int install_filter(unsigned grants) {
      * Docker, X11), nor a name, a listener or a connection for one it has; a socket pair of the
      * stream kinds only (connected, and deaf to addresses). */
     if (!(grants & AH_GRANT_NETWORK)) {
-        static const long addressing[] = { SYS_socket, SYS_connect, SYS_bind, SYS_listen, SYS_accept, SYS_accept4 };
+        /* A unix socket is refused without a report: the C library probes the name-service
+         * cache's socket on its own (getpwuid…), and a library's Swift runtime with it. */
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 5, (unsigned)SYS_socket);
+        load_arg0(&f);
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, AF_UNIX);
+        ret(&f, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+        ret(&f, DENY_EPERM);
+        load_nr(&f);
+        static const long addressing[] = { SYS_connect, SYS_bind, SYS_listen, SYS_accept, SYS_accept4 };
         for (size_t i = 0; i < sizeof addressing / sizeof addressing[0]; i++) refuse(&f, addressing[i], DENY_EPERM);
         emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 6, (unsigned)SYS_socketpair);
         load_arg1(&f);
