@@ -84,6 +84,30 @@ import Testing
         #expect((try? String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8))?.split(separator: "\n").count == 3)
     }
 
+    /// A durable library that sends an event back to itself from every call and answers
+    /// retryable makes events without end: the run still ends (the library is stopped at its
+    /// deadline), and what it held stays on disk, counted queued, for the next run.
+    @Test func aDurableLibraryThatFeedsItselfDoesNotHoldTheRunAndKeepsWhatItHeldOnDisk() throws {
+        let dir = makeTempDirectory("hostile")
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FixtureBuilder.library("hostile", in: plugins)
+        let settings = dir + "/settings.json"
+        try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson"},"Hostile":{"isolation":"process","durable":true}}}"#
+            .write(toFile: settings, atomically: true, encoding: .utf8)
+        let started = monotonicSeconds()
+        let result = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run",
+            "--settings", settings, "--plugins", plugins, "--storage", dir + "/state", "--drain-timeout", "2", "--hook-timeout", "10"],
+            stdin: Data(#"{"type":"track","event":"Storm","anonymousId":"a"}"#.utf8 + [0x0A]))
+        #expect(monotonicSeconds() - started < 60, "the run ends")
+        #expect(result.stderr.contains("did not stop within 9.0 s; its process was killed and what it held stays on disk for the next run (counted queued)"),
+                "\(result.stderr.suffix(1500))")
+        let row = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("Hostile ") }, "\(result.stdout)")
+        let columns = row.split(separator: " ")
+        #expect(Int(columns[6]) ?? 0 > 0, "queued: \(row)")
+        #expect((try? String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8))?.contains("Storm") == true, "the other destination delivers")
+    }
+
     @Test func theLineDefuserShowsEveryControlAsAQuestionMark() {
         let raw: [UInt8] = Array("a\u{1B}[2J b\u{9B}31m c".utf8) + [0x9B, 0x41, 0xFF, 0x09, 0x7F]
         #expect(LibraryOutput.defused(raw) == "a?[2J b?31m c?A?\t?")
