@@ -497,8 +497,8 @@ typedef struct ah_durable {
     uint32_t size;
     /* Reserved: 0. */
     uint32_t flags;
-    /* Disk cap of the instance's queue in bytes; 0: the host's default (64 MiB). Past it the
-     * oldest events are dropped, counted and reported. */
+    /* Disk cap of the instance's queue in bytes; 0: the host's default (64 MiB); more than
+     * 1 TiB is 1 TiB. Past it the oldest events are dropped, counted and reported. */
     uint64_t max_disk_bytes;
 } ah_durable;
 

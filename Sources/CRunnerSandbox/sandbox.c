@@ -91,6 +91,13 @@ static void load_arg0(struct filter *f) {
 static void load_arg1(struct filter *f) {
     emit(f, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, args[1]));
 }
+/* The low or high 32 bits of argument `i` (both architectures are little-endian). */
+static void load_arg_low(struct filter *f, unsigned i) {
+    emit(f, BPF_LD | BPF_W | BPF_ABS, 0, 0, (unsigned)(offsetof(struct seccomp_data, args) + 8 * i));
+}
+static void load_arg_high(struct filter *f, unsigned i) {
+    emit(f, BPF_LD | BPF_W | BPF_ABS, 0, 0, (unsigned)(offsetof(struct seccomp_data, args) + 8 * i + 4));
+}
 static void ret(struct filter *f, unsigned value) { emit(f, BPF_RET | BPF_K, 0, 0, value); }
 /* A refusal traps (SIGSYS, handled below): the handler records the call for the host and makes it
  * return -EPERM, so the library sees an ordinary error and the host can say what it tried. */
@@ -112,6 +119,21 @@ static void only_at_self(struct filter *f, long nr, unsigned self, int zero_is_s
     emit(f, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, self);
     emit(f, BPF_JMP | BPF_JEQ | BPF_K, zero_is_self ? 1 : 0, 0, 0);
     emit(f, BPF_JMP | BPF_JA, 0, 0, 1);
+    ret(f, SECCOMP_RET_ALLOW);
+    ret(f, DENY_EPERM);
+    load_nr(f);
+}
+
+/* `nr`, whose argument `which` must be `which_value` (PRIO_PROCESS, IOPRIO_WHO_PROCESS) and whose
+ * argument `who` must be 0 or this process: not another process, its group or its user (the
+ * host, of the same user, among them). Leaves the number loaded. */
+static void only_own_process(struct filter *f, long nr, unsigned which, unsigned which_value, unsigned who, unsigned self) {
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 7, (unsigned)nr);
+    load_arg_low(f, which);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 4, which_value);
+    load_arg_low(f, who);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 0);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, self);
     ret(f, SECCOMP_RET_ALLOW);
     ret(f, DENY_EPERM);
     load_nr(f);
@@ -139,6 +161,21 @@ static int install_filter(unsigned grants) {
     emit(&f, BPF_JMP | BPF_JGE | BPF_K, 0, 1, 0x40000000u);  /* the x32 ABI */
     ret(&f, DENY_ENOSYS);
 #endif
+    /* Without the network: no socket but those the host hands over, which come connected. A
+     * sendto naming an address is refused (a datagram to a socket path of the machine); sendmsg's
+     * address is in memory a filter cannot read, but no socket the library can have takes one:
+     * socket() is refused and socketpair() makes connected stream pairs only (a connected stream
+     * socket answers EISCONN to an address). Checked before the calls allowed at once below. */
+    if (!(grants & AH_GRANT_NETWORK)) {
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 6, (unsigned)SYS_sendto);
+        load_arg_low(&f, 4);
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0);
+        load_arg_high(&f, 4);
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
+        ret(&f, SECCOMP_RET_ALLOW);
+        ret(&f, DENY_EPERM);
+        load_nr(&f);
+    }
     /* The calls a runner makes per batch, none of which the rules below refuse: allowed at once,
      * so that the filter costs them a few instructions, not a walk through every rule. */
     static const long hot[] = {
@@ -197,16 +234,48 @@ static int install_filter(unsigned grants) {
 #endif
     };
     for (size_t i = 0; i < sizeof processes / sizeof processes[0]; i++) refuse(&f, processes[i], DENY_EPERM);
-    /* Sockets: only those the host passes, unless the library is granted the network: a socket
-     * of a family other than AF_UNIX is refused. */
+    /* Sockets: only those the host passes, unless the library is granted the network. Not a
+     * socket of any family (a unix socket reaches the user's D-Bus session, ssh-agent, a rootless
+     * Docker, X11), nor a name, a listener or a connection for one it has; a socket pair of the
+     * stream kinds only (connected, and deaf to addresses). */
     if (!(grants & AH_GRANT_NETWORK)) {
-        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 4, (unsigned)SYS_socket);
+        /* A unix socket is refused without a report: the C library probes the name-service
+         * cache's socket on its own (getpwuid…), and a library's Swift runtime with it. */
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 5, (unsigned)SYS_socket);
         load_arg0(&f);
-        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, AF_UNIX);
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, AF_UNIX);
+        ret(&f, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
         ret(&f, DENY_EPERM);
+        load_nr(&f);
+        static const long addressing[] = { SYS_connect, SYS_bind, SYS_listen, SYS_accept, SYS_accept4 };
+        for (size_t i = 0; i < sizeof addressing / sizeof addressing[0]; i++) refuse(&f, addressing[i], DENY_EPERM);
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 6, (unsigned)SYS_socketpair);
+        load_arg1(&f);
+        emit(&f, BPF_ALU | BPF_AND | BPF_K, 0, 0, 0xf);  /* the type without SOCK_CLOEXEC, SOCK_NONBLOCK */
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, SOCK_STREAM);
+        emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, SOCK_SEQPACKET);
         ret(&f, SECCOMP_RET_ALLOW);
+        ret(&f, DENY_EPERM);
         load_nr(&f);
     }
+    /* Scheduling of another process: the host's priority, CPUs, scheduling class or I/O class
+     * (an ordinary user may lower those of its own processes, the host among them). Its own: 0 or
+     * its pid (a thread id it cannot tell from the host's is refused). */
+    only_own_process(&f, SYS_setpriority, 0, 0 /* PRIO_PROCESS */, 1, self);
+    only_own_process(&f, SYS_ioprio_set, 0, 1 /* IOPRIO_WHO_PROCESS */, 1, self);
+    only_at_self(&f, SYS_sched_setaffinity, self, 1);
+    only_at_self(&f, SYS_sched_setscheduler, self, 1);
+    only_at_self(&f, SYS_sched_setparam, self, 1);
+#ifdef SYS_sched_setattr
+    only_at_self(&f, SYS_sched_setattr, self, 1);
+#endif
+    /* The parent-death signal the runner set (SIGKILL when the host dies) stays: a library that
+     * cleared it would outlive a host killed with SIGKILL. */
+    emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 3, (unsigned)SYS_prctl);
+    load_arg0(&f);
+    emit(&f, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, PR_SET_PDEATHSIG);
+    ret(&f, DENY_EPERM);
+    load_nr(&f);
     /* New namespaces (an unprivileged user namespace would hand out capabilities again). clone3
      * passes its flags in memory, which a filter cannot read: it answers ENOSYS, and the C
      * library falls back to clone, whose flags are checked. */

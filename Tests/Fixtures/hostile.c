@@ -22,7 +22,24 @@
  *     memfd / ioUring   memfd_create, io_uring_setup;
  *     uid           its real uid;  shadow  opening /etc/shadow;  hostMemory  /proc/<host>/mem;
  *     cgroupLimit   opening its memory cgroup's limit for writing (-1: no memory cgroup);
- *     threadsMade   how many of 64 threads alive at once it could make.
+ *     threadsMade   how many of 64 threads alive at once it could make;
+ *     unixConnect   connecting a unix socket to the pathname socket "unix" (a D-Bus session's,
+ *                   an ssh-agent's…);  unixDgram  a datagram socket pair;  streamPair  a stream
+ *                   socket pair (allowed);  sendtoAddress  sendto with an address on its output;
+ *     reniceHost / ioprioHost / affinityHost / schedulerHost   setpriority, ioprio_set,
+ *                   sched_setaffinity, sched_setscheduler on the host (each sets what the host
+ *                   has already, so nothing changes even where allowed);  reniceUser
+ *                   setpriority of its user's processes;  reniceSelf  its own (allowed);
+ *     pdeathsig     clearing its parent-death signal.
+ *   "Storm"     sends a "Storm" event back to the host (which comes back here, durable or not),
+ *               then blocks 20 ms and answers retryable: every event makes more;
+ *   "Flood"     prints "lines" lines (a number setting, default 100000) of 100 bytes on its
+ *               standard error, one 8 KiB line, and a line with C1 controls (U+009B as a
+ *               character and as a raw 0x9B byte); it logs as many lines through the host;
+ *   "Beats"     sends empty results frames on the runner's socket every 10 ms from a hook that
+ *               never returns (as the runner does while it waits to retry);
+ *   "Forge Completed"  sends a completed frame naming 100,000 serials from 10^9, then answers OK;
+ *   "Forge Settled"    sends a settled frame settling 1,431,655,765 abandoned events, then answers OK.
  * Build with -DKEY='"Name"' to give each copy its own key. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -36,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -51,7 +69,7 @@
 
 extern char **environ;
 
-struct ah_instance { int fd; char secret[512]; char outside[512]; int port; int thread; };
+struct ah_instance { const ah_host *host; int lines; int fd; char secret[512]; char outside[512]; int port; int thread; char unix_path[108]; };
 
 static int errno_of(long rc) { return rc < 0 ? errno : 0; }
 
@@ -152,6 +170,66 @@ static int connect_errno(int port) {
     return e;
 }
 
+#include <sys/un.h>
+
+/* A unix socket connected to `path`: 0 or errno (-1 without a path). */
+static int unix_connect_errno(const char *path) {
+    if (!path[0]) return -1;
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s < 0) return errno;
+    struct sockaddr_un to;
+    memset(&to, 0, sizeof to);
+    to.sun_family = AF_UNIX;
+    snprintf(to.sun_path, sizeof to.sun_path, "%s", path);
+    int e = errno_of(connect(s, (struct sockaddr *)&to, sizeof to));
+    close(s);
+    return e;
+}
+
+static int pair_errno(int type) {
+    int pair[2];
+    if (socketpair(AF_UNIX, type, 0, pair) != 0) return errno;
+    close(pair[0]);
+    close(pair[1]);
+    return 0;
+}
+
+/* sendto naming an address, on its standard output (a socket the host reads). */
+static int sendto_address_errno(void) {
+    struct sockaddr_un to;
+    memset(&to, 0, sizeof to);
+    to.sun_family = AF_UNIX;
+    snprintf(to.sun_path, sizeof to.sun_path, "/nonexistent/socket");
+    return errno_of(sendto(1, "", 0, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof to));
+}
+
+/* The host's scheduling, set to what it is (a no-op where allowed). */
+static int renice_errno(int which, pid_t who) {
+    errno = 0;
+    int nice = getpriority(which, (id_t)who);
+    if (nice == -1 && errno) return errno;
+    return errno_of(setpriority(which, (id_t)who, nice));
+}
+
+static int ioprio_errno(pid_t who) {
+    long prio = syscall(SYS_ioprio_get, 1, who);
+    if (prio < 0) return errno;
+    return errno_of(syscall(SYS_ioprio_set, 1, who, prio));
+}
+
+static int affinity_errno(pid_t who) {
+    cpu_set_t set;
+    if (sched_getaffinity(who, sizeof set, &set) != 0) return errno;
+    return errno_of(sched_setaffinity(who, sizeof set, &set));
+}
+
+static int scheduler_errno(pid_t who) {
+    struct sched_param param;
+    int policy = sched_getscheduler(who);
+    if (policy < 0 || sched_getparam(who, &param) != 0) return errno;
+    return errno_of(sched_setscheduler(who, policy, &param));
+}
+
 static long long soft(int resource) {
     struct rlimit r;
     if (getrlimit(resource, &r) != 0) return -2;
@@ -211,12 +289,74 @@ static void attacks(ah_instance *self) {
         soft(RLIMIT_NOFILE), soft(RLIMIT_FSIZE), (int)getuid(),
         errno_of(syscall(SYS_memfd_create, "x", 0)), errno_of(syscall(SYS_io_uring_setup, 1, uring)),
         open_errno(host_memory, O_RDWR), open_errno("/etc/shadow", O_RDONLY), cgroup_limit_errno(), threads_made(), names);
+    used -= 2;  /* reopen the object: "}\n" */
+    used += (size_t)snprintf(line + used, sizeof line - used,
+        ",\"unixConnect\":%d,\"unixDgram\":%d,\"streamPair\":%d,\"sendtoAddress\":%d,\"reniceHost\":%d,\"reniceUser\":%d,"
+        "\"reniceSelf\":%d,\"ioprioHost\":%d,\"affinityHost\":%d,\"schedulerHost\":%d,\"pdeathsig\":%d}\n",
+        unix_connect_errno(self->unix_path), pair_errno(SOCK_DGRAM), pair_errno(SOCK_STREAM), sendto_address_errno(),
+        renice_errno(PRIO_PROCESS, host), renice_errno(PRIO_USER, 0), renice_errno(PRIO_PROCESS, 0),
+        ioprio_errno(host), affinity_errno(host), scheduler_errno(host), errno_of(prctl(PR_SET_PDEATHSIG, 0)));
     if (pipefd[0] >= 0) { close(pipefd[0]); close(pipefd[1]); }
     if (self->fd >= 0 && write(self->fd, line, used) != (ssize_t)used) { /* nothing to do */ }
 }
 
+/* One frame on the runner's socket to the host (fd 4): length, kind, payload. */
+static void frame(unsigned char kind, const unsigned char *payload, size_t n) {
+    unsigned char header[5];
+    uint32_t length = (uint32_t)n + 1;
+    memcpy(header, &length, 4);
+    header[4] = kind;
+    if (write(4, header, 5) != 5 || (n && write(4, payload, n) != (ssize_t)n)) { /* the host is gone */ }
+}
+
+static void flood(ah_instance *self) {
+    char line[128], big[8193];
+    memset(line, 'x', 99);
+    line[99] = '\n';
+    for (int i = 0; i < self->lines; i++) if (write(2, line, 100) != 100) break;
+    memset(big, 'y', 8192);
+    big[8192] = '\n';
+    if (write(2, big, sizeof big) != (ssize_t)sizeof big) { /* nothing to do */ }
+    static const char c1[] = "c1 \xc2\x9b" "31m and raw \x9b" "2J end\n";
+    if (write(2, c1, sizeof c1 - 1) != (ssize_t)(sizeof c1 - 1)) { /* nothing to do */ }
+    for (int i = 0; i < self->lines; i++) self->host->log(self->host->ctx, AH_LOG_WARN, line, 99);
+    self->host->log(self->host->ctx, AH_LOG_WARN, big, 8192);
+}
+
 static ah_status event(ah_instance *self, const char *json, size_t len, char *err, size_t cap) {
     (void)err; (void)cap;
+    if (contains(json, len, "\"event\":\"Storm\"")) {
+        static const char storm[] = "{\"type\":\"track\",\"event\":\"Storm\",\"anonymousId\":\"a\"}";
+        self->host->send_event(self->host->ctx, storm, sizeof storm - 1);
+        usleep(20000);
+        snprintf(err, cap, "try again");
+        return AH_ERR_RETRYABLE;
+    }
+    if (contains(json, len, "\"event\":\"Flood\"")) { flood(self); return AH_OK; }
+    if (contains(json, len, "\"event\":\"Beats\"")) {
+        static const unsigned char none[4] = { 0, 0, 0, 0 };
+        for (;;) { frame(13, none, 4); usleep(10000); }
+    }
+    if (contains(json, len, "\"event\":\"Forge Completed\"")) {
+        uint32_t count = 100000;
+        unsigned char *completed = calloc(1, 4 + (size_t)count * 8);
+        if (completed) {
+            memcpy(completed, &count, 4);
+            for (uint32_t i = 0; i < count; i++) { uint64_t serial = 1000000000ull + i; memcpy(completed + 4 + (size_t)i * 8, &serial, 8); }
+            frame(17, completed, 4 + (size_t)count * 8);
+            free(completed);
+        }
+        return AH_OK;
+    }
+    if (contains(json, len, "\"event\":\"Forge Settled\"")) {
+        unsigned char settled[1 + 4 + 4 + 6] = { 1 };
+        uint32_t many = 1431655765u, text = 6;
+        memcpy(settled + 1, &many, 4);
+        memcpy(settled + 5, &text, 4);
+        memcpy(settled + 9, "forged", 6);
+        frame(16, settled, sizeof settled);
+        return AH_OK;
+    }
     if (contains(json, len, "\"event\":\"Attacks\"")) { attacks(self); return AH_OK; }
     if (contains(json, len, "\"event\":\"Print\"")) {
         /* A line that looks like the host's, and one that moves the cursor up and clears it. */
@@ -240,15 +380,19 @@ static void destroy(ah_instance *self) {
 }
 
 static ah_instance *create(const ah_host *host, const char *settings, size_t len, char *err, size_t cap) {
-    char path[512], port[16], thread[16];
+    char path[512], port[16], thread[16], lines[16];
     ah_instance *self;
-    (void)host; (void)err; (void)cap;
+    (void)err; (void)cap;
     self = (ah_instance *)calloc(1, sizeof *self);
     if (!self) return NULL;
+    self->host = host;
+    setting(settings, len, "\"lines\":", lines, sizeof lines);
+    self->lines = lines[0] ? atoi(lines) : 100000;
     setting(settings, len, "\"path\":", path, sizeof path);
     setting(settings, len, "\"secret\":", self->secret, sizeof self->secret);
     setting(settings, len, "\"outside\":", self->outside, sizeof self->outside);
     setting(settings, len, "\"port\":", port, sizeof port);
+    setting(settings, len, "\"unix\":", self->unix_path, sizeof self->unix_path);
     self->port = atoi(port);
     setting(settings, len, "\"thread\":", thread, sizeof thread);
     self->thread = atoi(thread);

@@ -1,7 +1,9 @@
 /* Fixture: an integration that uploads through the host (ABI 1.3, AH_EXT_HTTP_REQUESTS).
  * Its settings say what to send when the host has started:
  *   {"url": "<http url>", "requests": N, "method": "PUT", "gzip": true, "doneDelayMs": D}
- * (D: each `done` waits that long after logging, as a slow callback would).
+ * (D: each `done` waits that long after logging, as a slow callback would). Instead of "url":
+ * "hostPort": "127.0.0.1:8080" and "path": "/x" make http://127.0.0.1:8080/x, a URL its settings
+ * do not name (what the host's grants must refuse in process mode).
  * Request i (from 0) carries the body {"n":i} and the headers Content-Type and X-Request: i.
  * Every outcome is logged as one line, so the tests read what the library saw:
  *   "start i=<i> result=<status> id=<id> err=<reason>"
@@ -137,6 +139,10 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
     self->http = http;
     char number[32];
     member(settings, len, "url", self->url, sizeof self->url);
+    char host_port[128], path[256];
+    member(settings, len, "hostPort", host_port, sizeof host_port);
+    member(settings, len, "path", path, sizeof path);
+    if (host_port[0]) snprintf(self->url, sizeof self->url, "http://%s%s", host_port, path);
     member(settings, len, "method", self->method, sizeof self->method);
     if (!self->method[0]) strcpy(self->method, "POST");
     member(settings, len, "requests", number, sizeof number);

@@ -8,10 +8,19 @@ import Foundation
 /// references' second client has no device-mode destination either). One per write key, kept
 /// until the host stops; the host stops them after its libraries stopped.
 ///
+/// Their disk is bounded: every second client's queue together holds at most
+/// `totalQueueBytes` (each gets its share, `queueBytes`, and a client is not opened while the
+/// queues on disk, earlier runs' included, leave no room for its share), and a queue left empty
+/// when the host stops is removed (a library that opens clients for new keys on every run does
+/// not grow the disk run after run).
+///
 /// Threads: every method is [any thread]; none calls into a library.
 final class SecondClients: Sendable {
     /// At most this many second clients per host (each holds a queue and threads).
     static let limit = 16
+    /// Every second client's queue together, on disk, and each one's share.
+    static let totalQueueBytes = 64 << 20
+    static let queueBytes = totalQueueBytes / limit
     private let state = Locked(State())
     private struct State {
         var clients: [Analytics] = []
@@ -37,6 +46,12 @@ final class SecondClients: Sendable {
             if s.clients.count >= SecondClients.limit {
                 throw .refused("this host allows \(SecondClients.limit) second clients, all in use")
             }
+            let own = host.storageDirectory + "/clients/" + SecondClients.directoryName(for: writeKey)
+            let others = SecondClients.queues(in: host.storageDirectory).filter { $0.directory != own }.reduce(0) { $0 + $1.bytes }
+            if others + SecondClients.queueBytes > SecondClients.totalQueueBytes {
+                throw .unavailable("second clients' queues hold \(others) bytes on disk (\(host.storageDirectory)/clients), "
+                    + "no room for another's \(SecondClients.queueBytes) within \(SecondClients.totalQueueBytes)")
+            }
             let client = Analytics(configuration: SecondClients.configuration(writeKey: writeKey, host: host, segmentSettings: segmentSettings))
             if let error = client.storageError {
                 client.shutdown()
@@ -56,7 +71,31 @@ final class SecondClients: Sendable {
     @discardableResult
     func shutdown() -> Bool {
         let clients = state.withLock { s -> [Analytics] in s.stopped = true; return s.clients }
-        return clients.map { $0.shutdown() }.allSatisfy { $0 }
+        return clients.map { client in
+            let segment = client.find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination
+            let stopped = client.shutdown()
+            // Nothing left to upload: its queue goes (its user stays, for the next run).
+            if stopped, let segment, segment.pendingEvents == 0 {
+                try? FileManager.default.removeItem(atPath: client.configuration.storageDirectory + "/queue")
+            }
+            return stopped
+        }.allSatisfy { $0 }
+    }
+
+    /// The second clients' queues under a storage directory and the bytes each holds on disk.
+    static func queues(in storageDirectory: String) -> [(directory: String, bytes: Int)] {
+        let root = storageDirectory + "/clients"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { return [] }
+        return names.sorted().compactMap { name in
+            let queue = root + "/" + name + "/queue"
+            guard let files = try? FileManager.default.contentsOfDirectory(atPath: queue) else { return nil }
+            var bytes = 0
+            for file in files {
+                var st = stat()
+                if lstat(queue + "/" + file, &st) == 0 { bytes += Int(st.st_blocks) * 512 }
+            }
+            return (root + "/" + name, bytes)
+        }
     }
 
     /// The host's configuration, narrowed to a Segment.io-only client for `writeKey`.
@@ -72,7 +111,7 @@ final class SecondClients: Sendable {
         c.identity = host.identity
         c.trackApplicationLifecycleEvents = false
         c.segment = host.segment
-        c.maxQueueBytes = host.maxQueueBytes
+        c.maxQueueBytes = min(host.maxQueueBytes, queueBytes)
         c.destinationQueueCapacity = host.destinationQueueCapacity
         c.destinationOverflow = host.destinationOverflow
         c.storageMode = host.storageMode

@@ -10,7 +10,8 @@ package struct HTTPRequest: Sendable {
     package var headers: [(name: String, value: String)]
     package var body: [UInt8]?
     /// Seconds before the request fails with ``HTTPClientError/timedOut``. URLSession on Linux
-    /// counts whole seconds for the whole exchange, so this is rounded up to at least 1 s.
+    /// counts whole seconds for the whole exchange, so this is rounded up to one of
+    /// ``HTTPClient/timeoutSteps`` (at most 300 s; not a number: 15 s).
     package var timeout: Double
 
     package init(method: String, url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil, timeout: Double = 15) {
@@ -48,9 +49,19 @@ package enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertibl
 /// keep-alive connection reuse, no caches or cookies. Blocking suits the uploader, which runs on
 /// its own thread and must finish one batch before deciding about the next.
 package final class HTTPClient: Sendable {
-    /// One session per whole-second timeout: URLSession on Linux takes the timeout from the
-    /// session configuration, not from the request.
+    /// One session per timeout step: URLSession on Linux takes the timeout from the session
+    /// configuration, not from the request. A library chooses its requests' timeouts, so they
+    /// come in a few steps (a session per distinct value would never be freed).
     private let sessions = Locked<[Int: URLSession]>([:])
+
+    /// The whole seconds a request's timeout is rounded up to.
+    package static let timeoutSteps = [1, 2, 3, 5, 10, 15, 20, 30, 60, 120, 300]
+
+    /// The step `seconds` is rounded up to (never trapping: a library's number may be anything).
+    package static func timeoutStep(_ seconds: Double) -> Int {
+        guard !seconds.isNaN else { return 15 }
+        return timeoutSteps.first { Double($0) >= seconds } ?? timeoutSteps.last!
+    }
 
     package init() {}
 
@@ -92,13 +103,14 @@ package final class HTTPClient: Sendable {
     /// in `send`) on Dispatch's pool can starve the queues URLSession itself answers on, which
     /// stalled parallel requests for seconds on a 2-core machine.
     package func start(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPClientError>) -> Void) {
-        let timeout = max(1, request.timeout.rounded(.up))
+        let step = HTTPClient.timeoutStep(request.timeout)
+        let timeout = Double(step)
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if let body = request.body { urlRequest.httpBody = Data(body) }
         let urlText = request.url.absoluteString
-        let task = session(timeout: Int(timeout)).dataTask(with: urlRequest) { data, response, error in
+        let task = session(timeout: step).dataTask(with: urlRequest) { data, response, error in
             if let http = response as? HTTPURLResponse, error == nil {
                 var headers: [String: String] = [:]
                 for (k, v) in http.allHeaderFields {

@@ -51,7 +51,10 @@ struct ah_jail_options {
  * process but itself, by bare thread id or through a pidfd; resource limits of another process;
  * descriptor owners and their signals (F_SETOWN, F_SETOWN_EX, F_SETSIG); typing into a terminal
  * (TIOCSTI, TIOCLINUX); new processes (fork, vfork, execve, execveat, clone without
- * CLONE_THREAD); sockets other than AF_UNIX unless AH_GRANT_NETWORK; new namespaces; and
+ * CLONE_THREAD); unless AH_GRANT_NETWORK, a socket of any family, connect, bind, listen, accept,
+ * sendto with an address and datagram socket pairs (the host's sockets come connected); the
+ * scheduling of another process (setpriority, ioprio_set, sched_set*); clearing the
+ * parent-death signal (prctl PR_SET_PDEATHSIG); new namespaces; and
  * kernel-wide facilities (eBPF, perf events, io_uring, memfd, keyrings, mounts, modules, clocks…).
  * A refused call raises SIGSYS, whose handler notes it in the shared page and makes it return
  * -EPERM. Returns the AH_SANDBOX_* bits applied, or -1 with a reason in `err` (NUL-terminated,

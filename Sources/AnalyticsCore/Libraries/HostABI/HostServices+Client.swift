@@ -131,12 +131,11 @@ extension HostServices {
                 return outcome
             }
             service.stream = stream
-            service.send = sending(through: uploads)
+            service.send = { request, answer in
+                LibraryHTTPClient.shared.send(request, policy: LibraryHTTPPolicy(unrestricted: true), answer: answer)
+            }
             return service
         }
-
-        /// The client behind every library's `AH_EXT_HTTP_REQUESTS` uploads (connections are reused).
-        private static let uploads = HTTPClient()
 
         /// One service for every library of the process.
         package static let shared = HostServices.HTTP.streaming()

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// What the host offers integration libraries, as Swift closures (the C table that forwards to
 /// them is `HostTable`). Every closure may be called from any thread, including from
 /// inside a hook and from threads the library started, so each must be thread-safe and quick.
@@ -66,8 +68,22 @@ extension HostServices {
     /// The client is held weakly: after it is gone, ids read as absent and events are refused.
     package static func forwarding(to analytics: Analytics, key: String) -> HostServices {
         let weak = WeakAnalytics(analytics)
+        // A library's log lines are its output on the host's: cut at 4 KiB, at most a rate of
+        // them (the same bound as a runner's printed lines).
+        let rate = LibraryOutput.rate(for: "log " + key)
         var services = HostServices(
-            log: { level, text in
+            log: { level, whole in
+                let (print, before) = rate.admit()
+                @Sendable func say(_ count: Int) {
+                    if count > 0 { weak.value?.log(.warning, "\(key): \(LibraryOutput.suppressedText(count, what: "log lines"))") }
+                }
+                say(before)
+                guard print else {
+                    // Said within a second, whether or not the library logs again.
+                    if rate.arm() { DispatchQueue.global().asyncAfter(deadline: .now() + 1) { say(rate.takeSuppressed()) } }
+                    return
+                }
+                let text = LibraryOutput.cut(whole)
                 let mapped: LogLevel
                 switch level {
                 case .debug: mapped = .debug
@@ -89,6 +105,9 @@ extension HostServices {
             client: .forwarding(to: analytics, key: key),
             http: .shared)
         services.clients = .forwarding(to: analytics)
+        // Any origin in-process (the library is the host), with the same caps as process mode.
+        let inProcess = LibraryHTTPPolicy(unrestricted: true, maxResponseBytes: analytics.configuration.isolation.maxHTTPResponseBytes)
+        services.http?.send = { request, answer in LibraryHTTPClient.shared.send(request, policy: inProcess, answer: answer) }
         services.signals = { weak.value?.signals }
         services.key = key
         services.logEnabled = NativeLogLevel.threshold(of: analytics.configuration)

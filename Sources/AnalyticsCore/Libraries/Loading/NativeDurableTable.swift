@@ -8,6 +8,13 @@ package struct NativeDurability: Sendable, Equatable {
 
     package init(maxDiskBytes: Int? = nil) { self.maxDiskBytes = maxDiskBytes }
 
+    /// The largest cap the host honours (1 TiB): a larger wish is this. The queue's arithmetic
+    /// adds sizes to the cap, so it must stay far from `Int.max`.
+    package static let maxHonouredDiskBytes = 1 << 40
+
+    /// A cap a library asked for, as the host honours it.
+    static func honoured(_ bytes: UInt64) -> Int { Int(clamping: min(bytes, UInt64(maxHonouredDiskBytes))) }
+
     /// The library's wish, nil when it offers no table. A table shorter than its /1 layout is
     /// refused like any malformed struct (the library is not loaded).
     static func lookup(_ getExtension: (@convention(c) (UnsafePointer<CChar>) -> UnsafeRawPointer?)?,
@@ -20,7 +27,7 @@ package struct NativeDurability: Sendable, Equatable {
                 "ah_durable.size of \"\(key)\" is \(size) bytes, smaller than the \(AH_EXT_DURABLE) layout (\(MemoryLayout<ah_durable>.size) bytes)"))
         }
         let copy = ABINegotiation.copyPrefix(of: raw, declaredSize: size, into: ah_durable())
-        return NativeDurability(maxDiskBytes: copy.max_disk_bytes == 0 ? nil : Int(clamping: copy.max_disk_bytes))
+        return NativeDurability(maxDiskBytes: copy.max_disk_bytes == 0 ? nil : honoured(copy.max_disk_bytes))
     }
 
     /// Whether a destination keeps its events on disk: its settings' `"durable"` (true or false)

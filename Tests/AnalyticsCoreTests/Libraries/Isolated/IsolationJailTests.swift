@@ -73,18 +73,46 @@ import Testing
     }
 
     /// Settings that aim the attacks at this process's files and ports: a secret file (as the
-    /// host's settings or queue would be), a file outside the library's directory, a port.
-    func aimed(_ dir: String, port: Int) throws -> JSONObject {
+    /// host's settings or queue would be), a file outside the library's directory, a port, a
+    /// pathname unix socket anyone may connect to (as a D-Bus session's or an ssh-agent's).
+    func aimed(_ dir: String, port: Int, unix: String? = nil) throws -> JSONObject {
         try "write-key".write(toFile: dir + "/secret.json", atomically: true, encoding: .utf8)
-        return ["thread": .string(String(try hostThread())), "secret": .string(dir + "/secret.json"),
-                "outside": .string(dir + "/outside.txt"), "port": .string(String(port))]
+        var o: JSONObject = ["thread": .string(String(try hostThread())), "secret": .string(dir + "/secret.json"),
+                             "outside": .string(dir + "/outside.txt"), "port": .string(String(port))]
+        if let unix { o["unix"] = .string(unix) }
+        return o
     }
+
+    /// A unix socket listening at `path` (mode 0777: the kernel lets any user connect; only the
+    /// jail stands in the way), closed by the caller.
+    static func unixListener(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 && listen(fd, 8) == 0 }
+        }
+        try #require(bound, "cannot listen at \(path): errno \(errno)")
+        chmod(path, 0o777)
+        return fd
+    }
+
+    /// The attacks on sockets and on the host's scheduling, refused (hostile.c's names).
+    static let socketAndSchedulingAttacks = ["unixConnect", "unixDgram", "sendtoAddress", "reniceHost", "reniceUser", "ioprioHost",
+                                             "affinityHost", "schedulerHost", "pdeathsig"]
+    /// The system calls those attacks make, each reported once.
+    static let socketAndSchedulingCalls = ["socketpair", "sendto", "setpriority", "ioprio_set", "sched_setaffinity", "sched_setscheduler", "prctl"]
 
     @Test func signalsResourceLimitsTerminalsAndNewProcessesAreRefusedReportedOnceAndTheHostGoesOn() throws {
         let dir = makeTempDirectory("jail")
         let port = try listener()
         defer { close(port.fd) }
-        let s = try start(dir: dir, hostileSettings: try aimed(dir, port: port.port)) { $0.isolation.maxThreads = 32 }
+        let unix = try Self.unixListener(dir + "/session.sock")
+        defer { close(unix) }
+        let s = try start(dir: dir, hostileSettings: try aimed(dir, port: port.port, unix: dir + "/session.sock")) { $0.isolation.maxThreads = 32 }
         defer { FixtureBuilder.remove(s.dir) }
         s.analytics.track("Before")
         s.analytics.track("Attacks")
@@ -100,6 +128,9 @@ import Testing
             #expect(a[name]?.intValue == eperm, "\(name): \(a)")
         }
         #expect(a["prlimitSelf"]?.intValue == 0, "its own limits stay readable")
+        for name in Self.socketAndSchedulingAttacks { #expect(a[name]?.intValue == eperm, "\(name): \(a)") }
+        #expect(a["streamPair"]?.intValue == 0, "a connected stream pair is fine: \(a)")
+        #expect(a["reniceSelf"]?.intValue == 0, "its own priority is its own: \(a)")
         #expect(a["connect"]?.intValue == eperm, "no socket but AF_UNIX: \(a)")
         #expect(a["readSecret"]?.intValue == Int(EACCES), "nothing of the file system beyond its own directory: \(a)")
         #expect(a["writeOutside"]?.intValue == Int(EACCES), "\(a)")
@@ -126,7 +157,7 @@ import Testing
         #expect((hostile.delivered, hostile.failed, hostile.restarts) == (4, 0, 0), "refused calls fail in the library; nothing crashes")
         #expect(lines(s.libraryOutput).compactMap { $0["event"]?.stringValue } == ["Before", "After"])
         for call in ["kill", "tgkill", "rt_sigqueueinfo", "fcntl", "prlimit64", "ioctl", "clone", "execve", "socket", "memfd_create",
-                     "io_uring_setup"] {
+                     "io_uring_setup"] + Self.socketAndSchedulingCalls {
             let reports = s.errors.messages.filter { $0.contains("(process-isolated) called \(call), which its jail refuses") }
             #expect(reports.count == 1, "\(call) reported once: \(s.errors.messages)")
             #expect(reports.allSatisfy { $0.hasPrefix("plugin Hostile: library \(s.dir)/plugins/libhostile.so") })
@@ -162,7 +193,9 @@ import Testing
         let dir = makeTempDirectory("jail")
         let port = try listener()
         defer { close(port.fd) }
-        var settings = try aimed(dir, port: port.port)
+        let unix = try Self.unixListener(dir + "/session.sock")
+        defer { close(unix) }
+        var settings = try aimed(dir, port: port.port, unix: dir + "/session.sock")
         settings["isolation"] = ["mode": "process", "allow": ["network", .string("files:" + dir)]]
         makeRunnerWritable(dir)
         let s = try start(dir: dir, hostileSettings: settings)
@@ -172,6 +205,7 @@ import Testing
         let a = try attacks(s)
         #expect(a["connect"]?.intValue == 0, "granted: \(a)")
         #expect(a["udp"]?.intValue == 0, "granted: \(a)")
+        #expect(a["unixConnect"]?.intValue == 0, "granted: \(a)")
         #expect(a["readSecret"]?.intValue == 0, "granted: \(a)")
         #expect(a["writeOutside"]?.intValue == 0, "granted: \(a)")
         #expect(FileManager.default.fileExists(atPath: s.dir + "/outside.txt"))
@@ -323,9 +357,11 @@ import Testing
             mkdir(dir + "/" + owned, 0o755)
             chown(dir + "/" + owned, 65534, 65534)
         }
+        let unix = try Self.unixListener(dir + "/out/session.sock")
+        defer { close(unix) }
         let settings = dir + "/settings.json"
         let own = dir + "/state/plugins/Hostile"
-        try #"{"integrations":{"File":{"path":"\#(dir)/out/file.ndjson"},"Hostile":{"isolation":"process","path":"\#(own)/hostile.ndjson","secret":"\#(settings)","outside":"\#(dir)/out/outside.txt"}}}"#
+        try #"{"integrations":{"File":{"path":"\#(dir)/out/file.ndjson"},"Hostile":{"isolation":"process","path":"\#(own)/hostile.ndjson","secret":"\#(settings)","outside":"\#(dir)/out/outside.txt","unix":"\#(dir)/out/session.sock"}}}"#
             .write(toFile: settings, atomically: true, encoding: .utf8)
         let input = ["Before", "Attacks", "After"].map { #"{"type":"track","event":"\#($0)","anonymousId":"a"}"# }.joined(separator: "\n") + "\n"
         // The command (and its runner beside it) copied where that user may run it: the checkout
@@ -343,11 +379,15 @@ import Testing
         let a = try #require(lines(own + "/hostile.ndjson").first { $0["killHostThread"] != nil }, "\(result.stderr)")
         #expect(a["uid"]?.intValue == 65534)
         #expect([Int(EACCES), Int(EPERM)].contains(a["hostMemory"]?.intValue ?? 0), "the host's memory: \(a)")
-        for name in ["killHostThread", "sigqueueHost", "setown", "setsig", "prlimitHost", "tiocsti", "fork", "execve", "udp"] {
+        for name in ["killHostThread", "sigqueueHost", "setown", "setsig", "prlimitHost", "tiocsti", "fork", "execve", "udp"]
+            + Self.socketAndSchedulingAttacks {
             #expect(a[name]?.intValue == Int(EPERM), "\(name): \(a)")
         }
         #expect(a["readSecret"]?.intValue == Int(EACCES), "the host's settings file: \(a)")
         #expect(a["writeOutside"]?.intValue == Int(EACCES), "\(a)")
         #expect(result.stderr.contains("(process-isolated) called kill, which its jail refuses"), "\(result.stderr)")
+        for call in ["socket"] + Self.socketAndSchedulingCalls {
+            #expect(result.stderr.components(separatedBy: "called \(call), which its jail refuses").count == 2, "\(call) reported once: \(result.stderr)")
+        }
     }
 }

@@ -1,11 +1,15 @@
 import Foundation
 
 /// Makes the HTTP requests a library in a runner process starts (`AH_EXT_HTTP_REQUESTS`): the
-/// runner forwards each one, the host sends it with its own client and replies when it ends. The
-/// runner's table already bounds requests per instance; this bound holds even against a process
-/// that writes frames of its own.
+/// runner forwards each one, the host checks it again (method, headers, the origins the library
+/// is granted: `LibraryHTTPPolicy`), sends it and replies when it ends. The runner's table
+/// already bounds requests per instance; this bound holds even against a process that writes
+/// frames of its own.
 final class HTTPRequestRelay: Sendable {
     private let running = Locked(0)
+    let policy: LibraryHTTPPolicy
+
+    init(policy: LibraryHTTPPolicy) { self.policy = policy }
 
     func send(_ bytes: [UInt8], id: UInt32, services: HostServices, process: IsolatedProcess) {
         @Sendable func reply(_ answer: NativeHTTPAnswer) {
@@ -22,7 +26,7 @@ final class HTTPRequestRelay: Sendable {
             reply(.refused("malformed HTTP request from the runner"))
             return
         }
-        guard let http = services.http else {
+        guard services.http != nil else {
             reply(.refused("this host offers no HTTP requests to this library"))
             return
         }
@@ -35,7 +39,7 @@ final class HTTPRequestRelay: Sendable {
             reply(.failed("\(HTTPRequestsInFlight.maxInFlight) requests of this library are running (the bound per instance)"))
             return
         }
-        http.send(request) { [running] answer in
+        LibraryHTTPClient.shared.send(request, policy: policy) { [running] answer in
             running.withLock { $0 -= 1 }
             reply(answer)
         }

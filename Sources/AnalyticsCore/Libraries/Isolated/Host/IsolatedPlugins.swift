@@ -64,8 +64,10 @@ final class IsolatedPlugins: @unchecked Sendable {
         let proxy = Unmanaged.passRetained(IsolatedPluginProxy(owner: self, runnerId: runnerId)).toOpaque()
         var plugin = ah_timeline_plugin()
         plugin.size = UInt32(MemoryLayout<ah_timeline_plugin>.size)
-        plugin.type = Int32(truncatingIfNeeded: description["type"]?.intValue ?? -1)
-        plugin.flags = UInt32(truncatingIfNeeded: description["flags"]?.intValue ?? 0)
+        // Numbers from the runner: out of their field's range is an unknown type or flag (refused
+        // by the registry), never a truncated one that happens to be known.
+        plugin.type = description["type"]?.intValue.flatMap { Int32(exactly: $0) } ?? -1
+        plugin.flags = description["flags"].map { $0.intValue.flatMap { UInt32(exactly: $0) } ?? UInt32.max } ?? 0
         plugin.ctx = proxy
         if description["process"] == .bool(true) { plugin.process = isolatedPluginProcess }
         if description["update"] == .bool(true) { plugin.update = isolatedPluginUpdate }

@@ -136,6 +136,8 @@ package struct IsolatedScanner: Sendable {
         guard let record = (try? JSON(parsing: r.text()))?.objectValue, let outcome = ScanRecord.decode(record) else {
             return failed("the runner answered something unreadable")
         }
+        let named = switch outcome { case .success(let info): info.file; case .failure(let error): error.file }
+        guard named == file else { return failed("the runner's record names another file (\(named))") }
         return (outcome, ())
     }
 }

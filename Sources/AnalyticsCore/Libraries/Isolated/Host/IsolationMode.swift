@@ -53,6 +53,10 @@ public struct IsolationConfiguration: Sendable, Equatable {
     /// Who runners run as when the host runs as root (`RunnerUser`): by default 65534 (nobody,
     /// nogroup), with no supplementary groups. Runners of an ordinary host keep its uid.
     public var runnerUser = RunnerUser.nobody
+    /// Largest response body the host's HTTP requests (`AH_EXT_HTTP_REQUESTS`) hold for a
+    /// library, in either mode (4 MiB; at most what a frame to a runner carries). A larger one
+    /// is refused to the library and its transfer cancelled.
+    public var maxHTTPResponseBytes = LibraryHTTPPolicy.defaultMaxResponseBytes
 
     public init(allLibraries: IsolationMode? = nil, byKey: [String: IsolationMode] = [:]) {
         self.allLibraries = allLibraries

@@ -110,6 +110,8 @@ extension ProcessDestination {
         childGone = false
         incoming.removeAll()
         awaitingResults = 0
+        pendingAnnounced = 0
+        unsettled = 0
         protocolError = nil
         condition.unlock()
         let reader = Thread { [self] in readLoop(process, plugins: plugins, signals: signals) }
@@ -154,6 +156,9 @@ extension ProcessDestination {
                             break reading
                         }
                         awaitingResults -= outcomes.count
+                        let pendingOnes = outcomes.reduce(0) { $0 + ($1.status == IsolationWire.pending ? 1 : 0) }
+                        pendingAnnounced += UInt64(pendingOnes)
+                        unsettled += pendingOnes
                         incoming.append(contentsOf: outcomes.map { ($0.status, $0.message) })
                         condition.broadcast()
                         condition.unlock()
@@ -170,11 +175,34 @@ extension ProcessDestination {
                     case .success(let verdict): plugins.deliverVerdict(verdict)
                     }
                 case .settled:
-                    settled(payload)
+                    switch RunnerFrames.settled(payload) {
+                    case .failure(let why): malformed = why; break reading
+                    case .success(let frame):
+                        // No more events settle than answered pending and have not settled yet.
+                        condition.lock()
+                        let open = unsettled
+                        if Int(frame.count) <= open { unsettled -= Int(frame.count) }
+                        condition.unlock()
+                        guard Int(frame.count) <= open else {
+                            malformed = .init(description: "settled frame settles \(frame.count) events, \(open) answered pending and are not settled")
+                            break reading
+                        }
+                        settled(frame)
+                    }
                 case .completed:
                     switch RunnerFrames.completed(payload) {
                     case .failure(let why): malformed = why; break reading
-                    case .success(let serials): answered(serials, by: process)
+                    case .success(let serials):
+                        // A serial names a pending result the process gave, or one of the items
+                        // it holds whose result is still on its way: nothing else is held.
+                        condition.lock()
+                        let bound = pendingAnnounced + UInt64(awaitingResults)
+                        condition.unlock()
+                        if let forged = serials.first(where: { $0 >= bound }) {
+                            malformed = .init(description: "completed frame names serial \(forged); the process gave \(bound) pending results at most")
+                            break reading
+                        }
+                        answered(serials, by: process)
                     }
                 default:
                     malformed = .init(description: "a \(kind) frame after the instance was created")

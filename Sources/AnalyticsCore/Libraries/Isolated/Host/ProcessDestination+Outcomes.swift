@@ -49,21 +49,18 @@ extension ProcessDestination {
     }
 
     /// The final outcome of events that answered pending and did not end OK (ABI 1.3), counted
-    /// as the in-process destination counts them.
-    func settled(_ payload: [UInt8]) {
-        var r = WireReader(payload)
-        let kind = r.u8()
-        let count = Int(r.u32())
-        let text = r.text()
-        guard !r.failed, count > 0 else { return }
+    /// as the in-process destination counts them. The reader checked it against the pending
+    /// results the process gave (`unsettled`).
+    func settled(_ frame: RunnerFrames.Settled) {
+        let count = Int(frame.count)
         let (analytics, stats) = client.withLock { ($0.analytics.value, $0.stats) }
-        if kind == IsolationWire.settledAbandoned {
+        if frame.abandoned {
             stats?._delivered.wrappingSubtract(count, ordering: .relaxed)
             stats?._abandoned.wrappingAdd(count, ordering: .relaxed)
         } else {
             stats?.recordFailure(count)
         }
-        analytics?.report(.plugin(name: key, message: text))
+        analytics?.report(.plugin(name: key, message: frame.text))
     }
 
     /// The item's answer is final: a durable queue may cross its event off.
@@ -109,6 +106,12 @@ extension ProcessDestination {
     /// one by one (the reason was reported once).
     func giveUp(_ item: Item, counted: Bool) {
         if item.replay { return }
+        if item.ticket != nil {
+            condition.lock()
+            let keep = keepsHeldOnDisk
+            condition.unlock()
+            if keep { item.done?.signal(); return }
+        }
         fail(item, report: nil)
     }
 

@@ -89,6 +89,13 @@ extension ProcessDestination {
         awaitingResults = batch.count
         condition.unlock()
         var lastProgress = monotonicSeconds()
+        // The item being called started when the one before it was answered. Empty results
+        // frames (the runner waits to retry, or for answers of pending calls) move `lastProgress`
+        // on, but never past the item's budget: the waits its retry policy allows, and a hook
+        // deadline per attempt. A library that sends them from a hook that never returns is
+        // still ended.
+        var itemStarted = lastProgress
+        let itemBudget = itemTimeBudget(timeout)
         if !child.send(w.bytes, deadline: lastProgress + timeout) {
             finishCrash(batch: batch, answered: 0, sequence: sequence, timedOut: !isGone(), timeout: timeout)
             return
@@ -96,16 +103,17 @@ extension ProcessDestination {
         while answered < batch.count {
             condition.lock()
             let beats = heartbeats
+            let deadline = min(lastProgress + timeout, itemStarted + itemBudget)
             while incoming.isEmpty && !childGone && heartbeats == beats {
-                if !condition.wait(until: Date(timeIntervalSinceNow: max(0, lastProgress + timeout - monotonicSeconds()))) { break }
-                if monotonicSeconds() >= lastProgress + timeout { break }
+                if !condition.wait(until: Date(timeIntervalSinceNow: max(0, deadline - monotonicSeconds()))) { break }
+                if monotonicSeconds() >= deadline { break }
             }
             let results = incoming
             incoming.removeAll(keepingCapacity: true)
             let gone = childGone
             let beat = heartbeats != beats
             condition.unlock()
-            if results.isEmpty && beat && !gone {
+            if results.isEmpty && beat && !gone && monotonicSeconds() < itemStarted + itemBudget {
                 // The runner waits before retrying an item: not the library's time.
                 lastProgress = monotonicSeconds()
                 continue
@@ -117,6 +125,7 @@ extension ProcessDestination {
                 }
                 // After handling them: a retry's backoff is not the library's time.
                 lastProgress = monotonicSeconds()
+                itemStarted = lastProgress
                 continue
             }
             finishCrash(batch: batch, answered: answered, sequence: sequence, timedOut: !gone, timeout: timeout)
@@ -124,6 +133,15 @@ extension ProcessDestination {
         }
         crashesInARow = 0
         reportRefusals()
+    }
+
+    /// Longest an item may be in the runner, empty results frames included: every attempt its
+    /// hook deadline, every backoff between attempts at its longest (a library's Retry-After
+    /// included), and the waits for answers of pending calls before it (a hook deadline each:
+    /// room for a new pending call, a flush, the end of the instance).
+    func itemTimeBudget(_ timeout: Double) -> Double {
+        let attempts = Double(retryPolicy.maxAttempts)
+        return timeout * (attempts + 2) + max(retryPolicy.maxDelay, retryPolicy.maxHintedDelay) * attempts
     }
 
     /// Reports each system call the jail refused this library, once (the runner notes them in

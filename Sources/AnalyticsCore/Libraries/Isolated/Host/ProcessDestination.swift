@@ -119,6 +119,11 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     /// Items sent to the current process and not answered yet: a results frame may answer no
     /// more (guarded by `condition`).
     var awaitingResults = 0
+    /// Pending results the current process gave (the serials it may name in `completed` frames
+    /// are below this plus `awaitingResults`), and those not settled yet: a `settled` frame may
+    /// settle no more (guarded by `condition`, kept by the reader).
+    var pendingAnnounced: UInt64 = 0
+    var unsettled = 0
     /// Why the reader ended the current process: the frame it sent that the host refused
     /// (guarded by `condition`, taken by the crash report).
     var protocolError: String?
@@ -135,7 +140,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     var pump: Thread?
     let pumpDone = DispatchSemaphore(value: 0)
     /// AH_EXT_HTTP_REQUESTS calls of the runner, made here with the host's HTTP client.
-    let httpRelay = HTTPRequestRelay()
+    let httpRelay: HTTPRequestRelay
 
     /// Whether its events wait on disk until finished (ABI 1.3 `AH_EXT_DURABLE`, or its settings).
     let durability: NativeDurability?
@@ -148,6 +153,9 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
     var awaitingAnswers: [UInt64: Item] = [:]
     var answeredEarly: Set<UInt64> = []
     var stranded: [Item] = []
+    /// Stopped at its deadline, a durable destination leaves what it held on disk, neither
+    /// finished nor failed (guarded by `condition`).
+    var keepsHeldOnDisk = false
 
     init(info: NativeLibraryInfo, runner: String, settings: JSONObject, analytics: Analytics) {
         self.key = info.key
@@ -158,6 +166,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
         self.wholeSettings = info.wantsWholeSettings
         self.durability = NativeDurability.resolve(settings: settings, library: info.durable)
         self.grants = JailGrants(settings: settings, key: info.key).merged(with: analytics.configuration.isolation.grants[info.key])
+        httpRelay = HTTPRequestRelay(policy: grants.httpPolicy(settings: settings, maxResponseBytes: analytics.configuration.isolation.maxHTTPResponseBytes))
         let directory = analytics.configuration.storageDirectory + "/plugins/" + HostServices.Client.directoryName(for: info.key)
         ownDirectory = directory
         var start: JSONObject = ["settings": .object(settings), "storageDirectory": .string(directory)]
@@ -286,7 +295,13 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
         // destination ends itself (and counts what it held) before the timeline gives up on it.
         let timeout = client.withLock { $0.hookTimeout } * 0.9
         if pumpDone.wait(timeout: .now() + timeout) == .timedOut {
-            disable("did not stop within \(String(format: "%.1f", timeout)) s; its process was killed and what it held is counted failed")
+            // A durable destination's events are on disk until finished: what it held stays
+            // there for the next run (counted queued), whatever the library sent back meanwhile.
+            let held = durability != nil ? "what it held stays on disk for the next run (counted queued)" : "what it held is counted failed"
+            condition.lock()
+            keepsHeldOnDisk = durability != nil
+            condition.unlock()
+            disable("did not stop within \(String(format: "%.1f", timeout)) s; its process was killed and \(held)")
             condition.lock()
             let c = currentChild
             condition.unlock()

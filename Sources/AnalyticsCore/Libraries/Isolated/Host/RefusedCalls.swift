@@ -13,7 +13,11 @@ enum RefusedCalls {
         case "ioctl": return "typing into a terminal (TIOCSTI, TIOCLINUX)"
         case "prlimit64": return "the resource limits of another process"
         case "fork", "vfork", "clone", "clone3", "execve", "execveat": return "a new process"
-        case "socket": return "a network socket (not granted)"
+        case "socket", "connect", "bind", "listen", "accept", "accept4", "sendto", "socketpair":
+            return "a socket of its own, or an address for one: only the host's sockets without a network grant"
+        case "setpriority", "ioprio_set", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr":
+            return "the scheduling of another process"
+        case "prctl": return "clearing its parent-death signal"
         case "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd": return "another process's memory or descriptors"
         case "unshare", "setns": return "a new namespace"
         default: return "a kernel-wide facility"
@@ -22,7 +26,9 @@ enum RefusedCalls {
 
 #if arch(x86_64)
     private static let names: [Int: String] = [
-        16: "ioctl", 41: "socket", 56: "clone", 57: "fork", 58: "vfork", 59: "execve", 62: "kill", 72: "fcntl",
+        16: "ioctl", 41: "socket", 42: "connect", 43: "accept", 44: "sendto", 49: "bind", 50: "listen", 53: "socketpair",
+        141: "setpriority", 142: "sched_setparam", 144: "sched_setscheduler", 157: "prctl", 203: "sched_setaffinity",
+        251: "ioprio_set", 288: "accept4", 314: "sched_setattr", 56: "clone", 57: "fork", 58: "vfork", 59: "execve", 62: "kill", 72: "fcntl",
         101: "ptrace", 103: "syslog", 129: "rt_sigqueueinfo", 153: "vhangup", 155: "pivot_root", 159: "adjtimex",
         161: "chroot", 163: "acct", 164: "settimeofday", 165: "mount", 166: "umount2", 167: "swapon", 168: "swapoff",
         169: "reboot", 170: "sethostname", 171: "setdomainname", 172: "iopl", 173: "ioperm", 175: "init_module",
@@ -37,7 +43,9 @@ enum RefusedCalls {
     ]
 #elseif arch(arm64)
     private static let names: [Int: String] = [
-        25: "fcntl", 29: "ioctl", 39: "umount2", 40: "mount", 41: "pivot_root", 51: "chroot", 58: "vhangup",
+        25: "fcntl", 29: "ioctl", 30: "ioprio_set", 118: "sched_setparam", 119: "sched_setscheduler",
+        122: "sched_setaffinity", 140: "setpriority", 167: "prctl", 199: "socketpair", 200: "bind", 201: "listen",
+        202: "accept", 203: "connect", 206: "sendto", 242: "accept4", 274: "sched_setattr", 39: "umount2", 40: "mount", 41: "pivot_root", 51: "chroot", 58: "vhangup",
         60: "quotactl", 89: "acct", 97: "unshare", 104: "kexec_load", 105: "init_module", 106: "delete_module",
         112: "clock_settime", 116: "syslog", 117: "ptrace", 129: "kill", 130: "tkill", 131: "tgkill",
         138: "rt_sigqueueinfo", 142: "reboot", 161: "sethostname", 162: "setdomainname", 170: "settimeofday",

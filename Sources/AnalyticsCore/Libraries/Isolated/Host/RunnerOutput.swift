@@ -2,33 +2,54 @@ import Foundation
 import Glibc
 
 /// What a runner prints (its standard output and error, one pipe) goes to the host's standard
-/// error one line at a time, each prefixed with `runner <library>: `, control characters shown as
-/// `?` and lines cut at `maxLine` bytes: a library cannot print lines that pass for the host's,
-/// move the cursor over them, or hold the host's standard error.
+/// error one line at a time, each prefixed with `runner <library>: `, made harmless and bounded
+/// by `LibraryOutput` (controls shown as `?`, lines cut at 4 KiB, a rate per library): a library
+/// cannot print lines that pass for the host's, move the cursor over them, or flood the host's
+/// standard error.
 enum RunnerOutput {
-    static let maxLine = 4096
+    static let maxLine = LibraryOutput.maxLine
 
     /// Reads `fd` (the pipe's read end, owned from here) on a thread of its own until every
     /// writer closed it, i.e. the runner ended.
     static func forward(_ fd: Int32, label: String) {
+        let rate = LibraryOutput.rate(for: "runner " + label)
         let thread = Thread {
             var pending: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            // Past `maxLine`, the rest of a line is dropped up to its newline.
+            var skipping = false
+            func take(_ line: ArraySlice<UInt8>) {
+                let (print, before) = rate.admit()
+                if before > 0 { write(Array("runner \(label): \(LibraryOutput.suppressedText(before))\n".utf8)) }
+                if print { write(RunnerOutput.line(line, label: label)) }
+            }
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { break }
-                pending.append(contentsOf: buffer[0..<n])
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    emit(pending[..<newline], label: label)
-                    pending.removeSubrange(...newline)
+                var start = 0
+                while start < n {
+                    guard let newline = buffer[start..<n].firstIndex(of: 0x0A) else {
+                        if !skipping { pending.append(contentsOf: buffer[start..<n]) }
+                        break
+                    }
+                    if !skipping {
+                        pending.append(contentsOf: buffer[start..<newline])
+                        take(pending[...])
+                    }
+                    pending.removeAll(keepingCapacity: true)
+                    skipping = false
+                    start = newline + 1
                 }
                 if pending.count >= maxLine {
-                    emit(pending[...], label: label)
+                    take(pending[...])
                     pending.removeAll(keepingCapacity: true)
+                    skipping = true
                 }
             }
-            if !pending.isEmpty { emit(pending[...], label: label) }
+            if !pending.isEmpty { take(pending[...]) }
+            let left = rate.takeSuppressed()
+            if left > 0 { write(Array("runner \(label): \(LibraryOutput.suppressedText(left))\n".utf8)) }
             close(fd)
         }
         thread.name = "runner output \(label)"
@@ -37,17 +58,10 @@ enum RunnerOutput {
 
     /// The line as the host prints it.
     static func line(_ bytes: ArraySlice<UInt8>, label: String) -> [UInt8] {
-        var out = Array("runner \(label): ".utf8)
-        out.reserveCapacity(out.count + min(bytes.count, maxLine) + 1)
-        for byte in bytes.prefix(maxLine) {
-            out.append(byte < 0x20 && byte != 0x09 || byte == 0x7F ? UInt8(ascii: "?") : byte)
-        }
-        out.append(0x0A)
-        return out
+        Array("runner \(label): \(LibraryOutput.defused(bytes))\n".utf8)
     }
 
-    private static func emit(_ bytes: ArraySlice<UInt8>, label: String) {
-        let text = line(bytes, label: label)
-        _ = text.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    private static func write(_ text: [UInt8]) {
+        _ = text.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
     }
 }

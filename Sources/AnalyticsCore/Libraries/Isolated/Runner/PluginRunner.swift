@@ -365,12 +365,15 @@ package enum PluginRunner {
                         gathered[index + offset] = answer
                     }
                 }
+                // The host hears an event's pending result before its settlement (it checks one
+                // against the other), so the results so far go first.
                 if !parked.isEmpty {
+                    flushResults()
                     settleParked(beat: beat)
                     if op?.isEvent == true { waitForPendingRoom(beat: beat) }
                 }
                 // Before destroy: the last answers, abandonments and notices.
-                if op == .destroy, table?.pendingCalls.isUsed == true { endParked(beat: beat) }
+                if op == .destroy, table?.pendingCalls.isUsed == true { flushResults(); endParked(beat: beat) }
                 currentAttempt = 1
                 let batched = gathered.removeValue(forKey: index)
                 var (status, message) = batched ?? payload.withUnsafeBufferPointer { all -> (ah_status, String) in
@@ -395,7 +398,7 @@ package enum PluginRunner {
                 }
 
                 // A flush ends when what the library holds has its answer, as in-process.
-                if op == .flush, !parked.isEmpty { settlePending(until: monotonicSeconds() + hookTimeout * 0.8, beat: beat) }
+                if op == .flush, !parked.isEmpty { flushResults(); settlePending(until: monotonicSeconds() + hookTimeout * 0.8, beat: beat) }
                 let code = status == ah_status(AH_OK) ? IsolationWire.ok
                     : status == Self.parkedStatus ? IsolationWire.pending
                     : status == ah_status(AH_ERR_RETRYABLE) ? IsolationWire.retryable : IsolationWire.permanent

@@ -7,7 +7,8 @@ enum HTTPExchangeWire {
         w.text(request.method)
         w.text(request.url)
         w.u8(request.gzip ? 1 : 0)
-        w.i64(Int64(request.timeout * 1000))
+        // A library's number: anything, so clamped before the conversion (the host rounds it up anyway).
+        w.i64(request.timeout.isNaN ? 15_000 : Int64(max(0, min(request.timeout, 1e6)) * 1000))
         w.u32(UInt32(request.headers.count))
         for h in request.headers {
             w.text(h.name)

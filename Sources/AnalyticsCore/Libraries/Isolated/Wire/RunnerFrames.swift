@@ -29,6 +29,27 @@ enum RunnerFrames {
         return .success((0..<claimed).map { _ in UInt64(bitPattern: r.i64()) })
     }
 
+    /// A settled frame: how many pending events ended not OK, and why.
+    struct Settled: Equatable {
+        let abandoned: Bool
+        let count: UInt32
+        let text: String
+    }
+
+    static func settled(_ payload: [UInt8]) -> Result<Settled, MalformedFrame> {
+        var r = WireReader(payload)
+        let kind = r.u8()
+        let count = r.u32()
+        let text = r.text()
+        if r.failed { return .failure(MalformedFrame(description: "settled frame of \(payload.count) bytes is cut short")) }
+        guard kind == IsolationWire.settledFailed || kind == IsolationWire.settledAbandoned else {
+            return .failure(MalformedFrame(description: "settled frame: outcome \(kind), not 0 (failed) or 1 (abandoned)"))
+        }
+        guard count > 0 else { return .failure(MalformedFrame(description: "settled frame settles no event")) }
+        guard r.atEnd else { return .failure(MalformedFrame(description: "settled frame: \(payload.count - r.offset) bytes after its end")) }
+        return .success(Settled(abandoned: kind == IsolationWire.settledAbandoned, count: count, text: text))
+    }
+
     /// A results frame: its outcomes in item order (empty: a heartbeat while a retry waits).
     static func results(_ payload: [UInt8]) -> Result<[Outcome], MalformedFrame> {
         var r = WireReader(payload)

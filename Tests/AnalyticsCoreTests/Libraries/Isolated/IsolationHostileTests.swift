@@ -1,0 +1,123 @@
+import AnalyticsTestSupport
+import Foundation
+import Glibc
+import Testing
+@testable import AnalyticsCore
+
+/// The hostile library (Tests/Fixtures/hostile.c) against what the host holds for it: forged
+/// accounting frames, a flood of output, events it sends back without end. Each is refused or
+/// bounded and reported, the host finishes its run and the other destination (File, in-process)
+/// gets everything. The jail's own refusals (sockets, scheduling, signals…) are IsolationJailTests'.
+@Suite struct IsolationHostileTests {
+    func start(_ settings: JSONObject = [:], configure: (inout Configuration) -> Void = { _ in }) throws -> IsolatedBesideFile {
+        let dir = makeTempDirectory("hostile")
+        let own = dir + "/state/plugins/Hostile"
+        var all: JSONObject = ["path": .string(own + "/hostile.ndjson"), "isolation": "process"]
+        all.merge(settings)
+        try FileManager.default.createDirectory(atPath: own, withIntermediateDirectories: true)
+        makeRunnerWritable(dir + "/state")
+        makeRunnerWritable(own)
+        return try IsolatedBesideFile(fixture: "hostile", key: "Hostile", settings: all, output: own + "/hostile.ndjson", in: dir) {
+            $0.hookTimeout = 5
+            $0.isolation.maxCrashes = 20
+            $0.isolation.restartDelay = 0.01
+            configure(&$0)
+        }
+    }
+
+    /// Serials it never was given and events it never held: the frame ends its runner, is
+    /// reported with the reason, and nothing of it is counted.
+    @Test func forgedCompletedAndSettledFramesAreRefusedAndCountNothing() throws {
+        let s = try start()
+        defer { FixtureBuilder.remove(s.dir) }
+        // Apart: a runner ended at the first forged frame sends nothing more the host reads.
+        for name in ["Before", "Forge Completed", "Middle", "Forge Settled", "After"] {
+            s.analytics.track(name)
+            #expect(s.analytics.flush())
+        }
+        #expect(s.analytics.shutdown())
+        let file = try #require(s.analytics.timeline.stats(forKey: "File"))
+        #expect((file.delivered, file.failed) == (5, 0), "the other destination gets everything")
+        let hostile = try #require(s.analytics.timeline.stats(forKey: "Hostile"))
+        #expect(hostile.abandoned == 0, "no forged abandonment is counted")
+        #expect(hostile.delivered - hostile.failed <= 5 && hostile.restarts >= 2, "each forging runner was ended and restarted")
+        let completed = s.errors.messages.filter { $0.contains("malformed frame (completed frame names serial 1000000000;") }
+        let settled = s.errors.messages.filter {
+            $0.contains("malformed frame (settled frame settles 1431655765 events, 0 answered pending and are not settled)")
+        }
+        #expect(!completed.isEmpty && !settled.isEmpty, "each refused and reported: \(s.errors.messages)")
+    }
+
+    /// Its standard error and its log: controls (C1 too) shown as `?`, lines cut at 4 KiB, and
+    /// at most a burst and a rate of them, the rest counted and said.
+    @Test func aFloodOfOutputIsDefusedCutAndLimited() throws {
+        let dir = makeTempDirectory("hostile")
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FixtureBuilder.library("hostile", in: plugins)
+        let settings = dir + "/settings.json"
+        try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson"},"Hostile":{"isolation":"process","lines":"20000"}}}"#
+            .write(toFile: settings, atomically: true, encoding: .utf8)
+        let input = ["Before", "Flood", "After"].map { #"{"type":"track","event":"\#($0)","anonymousId":"a"}"# }.joined(separator: "\n") + "\n"
+        let result = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run",
+            "--settings", settings, "--plugins", plugins, "--storage", dir + "/state", "--drain-timeout", "0", "--log-level", "warning"],
+            stdin: Data(input.utf8))
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        // Every line it wrote (20,000, one of 8 KiB, the controls' line) is printed or counted.
+        func suppressed(_ line: Substring, _ what: String) -> Int? {
+            guard let r = line.range(of: " \(what) suppressed") else { return nil }
+            return Int(line[..<r.lowerBound].split(separator: " ").last ?? "")
+        }
+        let printed = lines.filter { $0.hasPrefix("runner Hostile: ") && suppressed($0, "lines") == nil }
+        let notPrinted = lines.compactMap { $0.hasPrefix("runner Hostile: ") ? suppressed($0, "lines") : nil }.reduce(0, +)
+        #expect(printed.count < 5000 && notPrinted > 15_000, "\(printed.count) lines printed, \(notPrinted) suppressed")
+        #expect(printed.count + notPrinted == 20_002, "\(printed.count) printed + \(notPrinted) suppressed")
+        #expect(lines.allSatisfy { $0.utf8.count <= LibraryOutput.maxLine + 200 }, "no line past 4 KiB")
+        #expect(!result.stderr.unicodeScalars.contains { (0x80...0x9F).contains($0.value) || $0.value == 0x1B }, "no control reaches the terminal")
+        let logged = lines.filter { !$0.hasPrefix("runner ") && ($0.contains("Hostile: xxxx") || $0.contains("Hostile: yyyy")) }
+        let logsNotPrinted = lines.compactMap { $0.contains("analytics-host: warning: Hostile: ") ? suppressed($0, "log lines") : nil }.reduce(0, +)
+        // The count of the last stretch is said a second after it; a host that ends sooner does not say it.
+        #expect(logged.count < 5000 && logsNotPrinted > 15_000, "\(logged.count) log lines printed, \(logsNotPrinted) suppressed")
+        #expect(logged.count + logsNotPrinted <= 20_001 && logged.count + logsNotPrinted > 20_001 - 1_100,
+                "\(logged.count) log lines printed, \(logsNotPrinted) suppressed")
+        #expect((try? String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8))?.split(separator: "\n").count == 3)
+    }
+
+    /// A durable library that sends an event back to itself from every call and answers
+    /// retryable makes events without end: the run still ends (the library is stopped at its
+    /// deadline), and what it held stays on disk, counted queued, for the next run.
+    @Test func aDurableLibraryThatFeedsItselfDoesNotHoldTheRunAndKeepsWhatItHeldOnDisk() throws {
+        let dir = makeTempDirectory("hostile")
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FixtureBuilder.library("hostile", in: plugins)
+        let settings = dir + "/settings.json"
+        try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson"},"Hostile":{"isolation":"process","durable":true}}}"#
+            .write(toFile: settings, atomically: true, encoding: .utf8)
+        let started = monotonicSeconds()
+        let result = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run",
+            "--settings", settings, "--plugins", plugins, "--storage", dir + "/state", "--drain-timeout", "2", "--hook-timeout", "10"],
+            stdin: Data(#"{"type":"track","event":"Storm","anonymousId":"a"}"#.utf8 + [0x0A]))
+        #expect(monotonicSeconds() - started < 60, "the run ends")
+        #expect(result.stderr.contains("did not stop within 9.0 s; its process was killed and what it held stays on disk for the next run (counted queued)"),
+                "\(result.stderr.suffix(1500))")
+        let row = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("Hostile ") }, "\(result.stdout)")
+        let columns = row.split(separator: " ")
+        #expect(Int(columns[6]) ?? 0 > 0, "queued: \(row)")
+        #expect((try? String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8))?.contains("Storm") == true, "the other destination delivers")
+    }
+
+    @Test func theLineDefuserShowsEveryControlAsAQuestionMark() {
+        let raw: [UInt8] = Array("a\u{1B}[2J b\u{9B}31m c".utf8) + [0x9B, 0x41, 0xFF, 0x09, 0x7F]
+        #expect(LibraryOutput.defused(raw) == "a?[2J b?31m c?A?\t?")
+        #expect(LibraryOutput.defused([UInt8](repeating: 0x61, count: 10_000)).utf8.count == LibraryOutput.maxLine)
+        #expect(LibraryOutput.cut(String(repeating: "é", count: 5000)).hasSuffix("é…"))
+        let rate = LibraryOutput.Rate()
+        let now = monotonicSeconds()
+        let admitted = (0..<3000).filter { _ in rate.admit(now: now).print }.count
+        #expect(admitted == Int(LibraryOutput.burst))
+        let later = rate.admit(now: now + 1)
+        #expect(later.print && later.suppressedBefore == 2000, "a second later: printed, after saying how many were not")
+    }
+}
