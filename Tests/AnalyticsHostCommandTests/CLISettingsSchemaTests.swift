@@ -40,7 +40,7 @@ import Testing
 
         // run refuses the rule before reading any input (it would have dropped File's and Console's events).
         let run = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s"],
-                                     stdin: #"{"type":"track","event":"E"}"#, in: dir)
+                                     stdin: #"{"type":"track","event":"E","userId":"u"}"#, in: dir)
         #expect(run.status == 2, "\(run.stderr)")
         #expect(run.stderr.contains(#"routingRules[0].destinatonName: unknown key in a routing rule; did you mean "destinationName"?"#))
         #expect(run.stderr.contains(#"warning: settings \#(settings): integrations.Segment.io.apiHots"#), "\(run.stderr)")
@@ -70,7 +70,7 @@ import Testing
             .write(toFile: settings, atomically: true, encoding: .utf8)
         let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s", "--quiet"]
                                             + (isolated ? ["--isolate=Console"] : []),
-                                        stdin: #"{"type":"track","event":"E"}"#, in: dir)
+                                        stdin: #"{"type":"track","event":"E","userId":"u"}"#, in: dir)
         #expect(result.status == 3, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("problems reported by libraries (exit status 3):"), "\(result.stdout)")
         #expect(result.stdout.contains("Console was not created: its settings do not match what it declares: "
@@ -88,7 +88,7 @@ import Testing
         let settings = dir + "/settings.json"
         try #"{"integrations":{"File":{"path":"\#(dir)/blocker/out.ndjson"},"Console":{}}}"#.write(toFile: settings, atomically: true, encoding: .utf8)
         let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s", "--quiet"],
-                                        stdin: #"{"type":"track","event":"E"}"#, in: dir)
+                                        stdin: #"{"type":"track","event":"E","userId":"u"}"#, in: dir)
         #expect(result.status == 3, "\(result.stderr)")
         let listed = result.stdout.split(separator: "\n").first { $0.hasPrefix("  File was not created: ") }
         #expect(listed?.contains("blocker") == true, "\(result.stdout)")
@@ -102,7 +102,7 @@ import Testing
         try #"{"integrations":{"Segment.io":{"apiKey":"from-settings","apiHost":"http://127.0.0.1:9/v1"},"Console":{}}}"#
             .write(toFile: settings, atomically: true, encoding: .utf8)
         let refused = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
-                                          "--write-key", "from-command-line"], stdin: #"{"type":"track","event":"E"}"#, in: dir)
+                                          "--write-key", "from-command-line"], stdin: #"{"type":"track","event":"E","userId":"u"}"#, in: dir)
         #expect(refused.status == 2)
         #expect(refused.stderr.contains(#"--write-key from-command-line differs from the apiKey of integrations["Segment.io"]"#), "\(refused.stderr)")
         #expect(refused.stderr.contains("(from-settings)") && refused.stderr.contains("No input was read"))
@@ -110,7 +110,7 @@ import Testing
         // The same key is fine.
         let agreed = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/s",
                                          "--write-key", "from-settings", "--drain-timeout", "0", "--quiet"],
-                                        stdin: #"{"type":"track","event":"E"}"#, in: dir)
+                                        stdin: #"{"type":"track","event":"E","userId":"u"}"#, in: dir)
         #expect(agreed.status == 4, "queued for Segment.io, nothing refused: \(agreed.stderr)")
     }
 
@@ -121,7 +121,7 @@ import Testing
         let settings = try HostBinary.settings(in: dir, output: dir + "/out.ndjson")
         try Data().write(to: URL(fileURLWithPath: dir + "/file"))
         let result = try HostBinary.run(["run", "--settings", settings, "--plugins", plugins, "--storage", dir + "/file/storage"],
-                                        stdin: #"{"type":"track","event":"E"}"#, in: dir)
+                                        stdin: #"{"type":"track","event":"E","userId":"u"}"#, in: dir)
         #expect(result.status == 2)
         #expect(result.stderr.contains("cannot create storage directory \(dir)/file/storage: \(dir)/file is not a directory"), "\(result.stderr)")
         #expect(!result.stderr.contains("NSCocoaErrorDomain"))
