@@ -51,8 +51,15 @@ package final class HTTPClient: Sendable {
     /// One session per whole-second timeout: URLSession on Linux takes the timeout from the
     /// session configuration, not from the request.
     private let sessions = Locked<[Int: URLSession]>([:])
+    /// `http://` requests of `send` over a plain socket (see ``PlainHTTPTransport``), when asked for.
+    private let plain: PlainHTTPTransport?
 
-    package init() {}
+    /// - Parameter plainHTTPOverSockets: `send` takes `http://` URLs over a kept-alive socket of
+    ///   its own instead of URLSession, whose Linux implementation spins while it waits for an
+    ///   answer (the Segment.io uploader asks for this; `https://` always goes through URLSession).
+    package init(plainHTTPOverSockets: Bool = false) {
+        plain = plainHTTPOverSockets ? PlainHTTPTransport() : nil
+    }
 
     deinit {
         sessions.withLock { for s in $0.values { s.finishTasksAndInvalidate() } }
@@ -77,6 +84,7 @@ package final class HTTPClient: Sendable {
 
     /// Sends `request` and waits for the complete response.
     package func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPClientError> {
+        if let plain, request.url.scheme?.lowercased() == "http" { return plain.send(request) }
         let done = DispatchSemaphore(value: 0)
         let box = Locked<Result<HTTPResponse, HTTPClientError>?>(nil)
         start(request) { result in
