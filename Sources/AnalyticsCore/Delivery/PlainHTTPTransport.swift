@@ -260,7 +260,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
                     continue
                 }
                 let sizeText = String(decoding: buffer[position..<lineEnd], as: UTF8.self).split(separator: ";").first.map(String.init) ?? ""
-                guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16), size >= 0 else {
+                guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16), size >= 0, size <= Self.maxResponseBytes else {
                     close(c.fd)
                     return .done(.failure(.network(url: url, reason: "malformed chunked response")))
                 }
