@@ -45,7 +45,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
         // A kept-alive connection the server may have closed meanwhile: when it fails before any
         // byte of an answer, the request goes again once on a new connection.
         if let reused = takeIdle(endpoint) {
-            switch exchange(reused, head: head, body: request.body, deadline: deadline, url: urlText, reused: true) {
+            switch exchange(reused, head: head, body: request.body, deadline: deadline, limit: request.timeout, url: urlText, reused: true) {
             case .retryOnNewConnection: break
             case .done(let result): return result
             }
@@ -55,7 +55,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
         case .failure(let e): return .failure(e)
         case .success(let s): fd = s
         }
-        switch exchange(Connection(fd: fd, endpoint: endpoint), head: head, body: request.body, deadline: deadline, url: urlText, reused: false) {
+        switch exchange(Connection(fd: fd, endpoint: endpoint), head: head, body: request.body, deadline: deadline, limit: request.timeout, url: urlText, reused: false) {
         case .retryOnNewConnection: return .failure(.network(url: urlText, reason: "the server closed the connection without answering"))
         case .done(let result): return result
         }
@@ -151,10 +151,11 @@ final class PlainHTTPTransport: @unchecked Sendable {
         }
     }
 
-    private func exchange(_ c: Connection, head: [UInt8], body: [UInt8]?, deadline: Double, url: String, reused: Bool) -> Exchange {
-        let timeout = { (after: Double) -> Exchange in
+    /// One request on `c`; `limit` is the request's timeout, reported when it passes.
+    private func exchange(_ c: Connection, head: [UInt8], body: [UInt8]?, deadline: Double, limit: Double, url: String, reused: Bool) -> Exchange {
+        let timeout = { (_: Double) -> Exchange in
             close(c.fd)
-            return .done(.failure(.timedOut(url: url, after: after)))
+            return .done(.failure(.timedOut(url: url, after: limit)))
         }
         let started = monotonicSeconds()
         // Write the head and the body, one writev while the socket takes it all.

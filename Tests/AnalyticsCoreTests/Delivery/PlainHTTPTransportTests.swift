@@ -117,17 +117,17 @@ final class RawServer: @unchecked Sendable {
     var connections: Int { lock.withLock { _connections } }
     var bodies: [String] { lock.withLock { _bodies } }
 
-    init(closeAfterAnswer: Bool = false, answer: ((Request) -> String)?) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    init(closeAfterAnswer: Bool = false, answer: (@Sendable (Request) -> String)?) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0, listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        guard bound == 0, listen(listener, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        fd = listener
         port = UInt16(bigEndian: address.sin_port)
-        let listener = fd
         Thread.detachNewThread { [self] in
             while true {
                 let c = accept(listener, nil, nil)
@@ -138,7 +138,7 @@ final class RawServer: @unchecked Sendable {
         }
     }
 
-    private func serve(_ c: Int32, closeAfterAnswer: Bool, answer: ((Request) -> String)?) {
+    private func serve(_ c: Int32, closeAfterAnswer: Bool, answer: (@Sendable (Request) -> String)?) {
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
