@@ -60,6 +60,8 @@ enum ManyUserInput {
             e["properties"] = ["product_id": .string("p-\(i % 5_000)"), "name": "Café ☕ mug", "price": 19.99,
                                "currency": "EUR", "quantity": .number(JSONNumber(1 + i % 3)),
                                "revenue": .number(JSONNumber(Double(1 + i % 3) * 19.99)), "n": .number(JSONNumber(i))]
+            // An order carries its id (GA4 refuses a purchase without one).
+            if i % names.count == 3 { e["properties"]?["order_id"] = .string("o-\(i)") }
         }
         return e
     }
@@ -167,7 +169,7 @@ func runPathBenchmark(input: String, lines: Int, settings: JSONObject, plugins: 
         result.summary[cells[0]] = (offered, delivered, skipped)
     }
     if status != 0 {
-        let err = ((try? String(contentsOfFile: dir + "/err", encoding: .utf8)) ?? "").split(separator: "\n").prefix(3).joined(separator: " / ")
+        let err = ((try? String(contentsOfFile: dir + "/err", encoding: .utf8)) ?? "").split(separator: "\n").first.map(String.init) ?? ""
         result.problem = "exit \(status): \(err)"
     }
     return result
