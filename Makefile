@@ -4,7 +4,7 @@ CC ?= gcc
 BUILD_DIR := build
 PLUGINS_DIR := $(BUILD_DIR)/plugins
 
-.PHONY: run-vendors build test validate tsan run bench bench-plugins fuzz plugins swift-plugins release-plugins live-plugins abi-check clean install install-build install-files uninstall
+.PHONY: run-vendors build test validate tsan run bench bench-run bench-plugins fuzz plugins swift-plugins release-plugins live-plugins abi-check clean install install-build install-files uninstall
 
 build:
 	$(SWIFT) build
@@ -79,6 +79,15 @@ bench: bench-plugins
 	$(SWIFT) build -c release --product analytics-host
 	$(SWIFT) build -c release --product analytics-plugin-runner
 	.build/release/analytics-bench
+
+# Only the `run` rows (many users in the input): the floor, run → receive over BENCH_RUN_LINES lines,
+# run → python3 http.server, run → each vendor library and all four over BENCH_VENDOR_LINES lines.
+BENCH_RUN_LINES ?= 1000000
+BENCH_VENDOR_LINES ?= 20000
+bench-run: bench-plugins
+	$(SWIFT) build -c release --product analytics-bench
+	$(SWIFT) build -c release --product analytics-host
+	.build/release/analytics-bench run $(BENCH_RUN_LINES) $(BENCH_VENDOR_LINES)
 
 # The Swift vendor libraries optimized, for the benchmark's vendor rows (the C ones it builds
 # with -O2 itself; `make plugins` builds Swift ones in debug for the tests).

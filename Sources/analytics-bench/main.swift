@@ -111,6 +111,16 @@ if CommandLine.arguments.dropFirst().first == "vendors" {
     exit(0)
 }
 
+// `analytics-bench run [LINES [VENDOR_LINES [receive|vendors]]]`: only the `run` rows: the floor,
+// run → receive and run → each vendor library and all four, on a many-user input.
+if CommandLine.arguments.dropFirst().first == "run" {
+    let args = CommandLine.arguments
+    addRunPathRows(lines: args.count > 2 ? Int(args[2]) ?? 1_000_000 : 1_000_000,
+                   vendorLines: args.count > 3 ? Int(args[3]) ?? 20_000 : 20_000, only: args.count > 4 ? args[4] : nil)
+    print(table.render())
+    exit(0)
+}
+
 // `analytics-bench isolation`: only the process-isolation rows.
 if CommandLine.arguments.dropFirst().first == "isolation" {
     addIsolationRows()
@@ -238,6 +248,7 @@ if let liveDirectory = live.directory {
 
 addIsolationRows()
 addVendorRows()
+addRunPathRows()
 
 let filter = filterBenchmark()
 table.add("destination filter (match \"Order *\" + drop_properties): evaluations/s", formatRate(filter.evaluationsPerSecond),

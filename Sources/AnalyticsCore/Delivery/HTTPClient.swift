@@ -53,6 +53,8 @@ package final class HTTPClient: Sendable {
     /// configuration, not from the request. A library chooses its requests' timeouts, so they
     /// come in a few steps (a session per distinct value would never be freed).
     private let sessions = Locked<[Int: URLSession]>([:])
+    /// `http://` requests of `send` over a plain socket (see ``PlainHTTPTransport``), when asked for.
+    private let plain: PlainHTTPTransport?
 
     /// The whole seconds a request's timeout is rounded up to.
     package static let timeoutSteps = [1, 2, 3, 5, 10, 15, 20, 30, 60, 120, 300]
@@ -63,7 +65,12 @@ package final class HTTPClient: Sendable {
         return timeoutSteps.first { Double($0) >= seconds } ?? timeoutSteps.last!
     }
 
-    package init() {}
+    /// - Parameter plainHTTPOverSockets: `send` takes `http://` URLs over a kept-alive socket of
+    ///   its own instead of URLSession, whose Linux implementation spins while it waits for an
+    ///   answer (the Segment.io uploader asks for this; `https://` always goes through URLSession).
+    package init(plainHTTPOverSockets: Bool = false) {
+        plain = plainHTTPOverSockets ? PlainHTTPTransport() : nil
+    }
 
     deinit {
         sessions.withLock { for s in $0.values { s.finishTasksAndInvalidate() } }
@@ -88,6 +95,7 @@ package final class HTTPClient: Sendable {
 
     /// Sends `request` and waits for the complete response.
     package func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPClientError> {
+        if let plain, request.url.scheme?.lowercased() == "http" { return plain.send(request) }
         let done = DispatchSemaphore(value: 0)
         let box = Locked<Result<HTTPResponse, HTTPClientError>?>(nil)
         start(request) { result in

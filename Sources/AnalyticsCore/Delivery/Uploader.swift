@@ -24,7 +24,7 @@ package final class Uploader: Sendable {
     ///   - sleeper: waits between retries (``InterruptibleSleeper`` by default; cancel it at shutdown).
     ///   - random: uniform in [0, 1), for jitter.
     ///   - clock: monotonic seconds, for the total-retry-time limits.
-    package init(configuration: UploadConfiguration, client: HTTPClient = HTTPClient(),
+    package init(configuration: UploadConfiguration, client: HTTPClient = HTTPClient(plainHTTPOverSockets: true),
                 sleeper: any RetrySleeper = InterruptibleSleeper(),
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
                 clock: @escaping @Sendable () -> Double = monotonicSeconds) {
