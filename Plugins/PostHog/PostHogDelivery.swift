@@ -47,14 +47,14 @@ final class PostHogDelivery {
         self.wait = wait
     }
 
-    /// Delivers `events` (capture objects), in order; one outcome per event.
-    func deliver(_ events: [JSONObject]) -> [Outcome] {
+    /// Delivers `events` (captures), in order; one outcome per event.
+    func deliver(_ events: [PostHogCapture]) -> [Outcome] {
         var outcomes = [Outcome](repeating: .delivered, count: events.count)
         var encoded: [(index: Int, bytes: [UInt8])] = []
         for (index, event) in events.enumerated() {
-            let bytes = event.serializedBytes()
+            let bytes = event.bytes
             if bytes.count > maxEventBytes {
-                outcomes[index] = .refused("PostHog: event \(describe(event)) is \(bytes.count) bytes, over PostHog's \(maxEventBytes)-byte limit per event")
+                outcomes[index] = .refused("PostHog: event \(event.name) is \(bytes.count) bytes, over PostHog's \(maxEventBytes)-byte limit per event")
             } else {
                 encoded.append((index, bytes))
             }
@@ -74,7 +74,7 @@ final class PostHogDelivery {
         return outcomes
     }
 
-    private func send(_ chunk: [(index: Int, bytes: [UInt8])], events: [JSONObject], into outcomes: inout [Outcome]) {
+    private func send(_ chunk: [(index: Int, bytes: [UInt8])], events: [PostHogCapture], into outcomes: inout [Outcome]) {
         var backoff = baseBackoff
         var lastProblem = ""
         for attempt in 1...configuration.maxAttempts {
@@ -95,7 +95,7 @@ final class PostHogDelivery {
                         send(Array(chunk[..<half]), events: events, into: &outcomes)
                         send(Array(chunk[half...]), events: events, into: &outcomes)
                     } else {
-                        outcomes[chunk[0].index] = .refused("PostHog refused event \(describe(events[chunk[0].index])): \(detail)")
+                        outcomes[chunk[0].index] = .refused("PostHog refused event \(events[chunk[0].index].name): \(detail)")
                     }
                     return
                 case _ where Self.isTransient(status):
@@ -104,7 +104,7 @@ final class PostHogDelivery {
                         backoff = seconds
                     }
                 default:
-                    for item in chunk { outcomes[item.index] = .refused("PostHog refused event \(describe(events[item.index])): \(detail)") }
+                    for item in chunk { outcomes[item.index] = .refused("PostHog refused event \(events[item.index].name): \(detail)") }
                     return
                 }
             }
@@ -135,10 +135,6 @@ final class PostHogDelivery {
             return (headers, compressed)
         }
         return (headers, body)
-    }
-
-    private func describe(_ event: JSONObject) -> String {
-        "\(event["event"]?.stringValue ?? "?") (uuid \(event["uuid"]?.stringValue ?? "none"))"
     }
 
     private func summary(_ body: [UInt8]) -> String {

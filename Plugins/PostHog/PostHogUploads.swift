@@ -29,14 +29,12 @@ final class PostHogUploads: Sendable {
 
     /// Holds one capture event with its call's completion (sent at once when the host cannot
     /// finish the call later).
-    func hold(_ capture: JSONObject, _ completion: Completion) throws(IntegrationError) {
-        let bytes = capture.serializedBytes()
-        let event = capture["event"]?.stringValue ?? ""
-        let name = "\(capture["event"]?.stringValue ?? "?") (uuid \(capture["uuid"]?.stringValue ?? "none"))"
-        guard bytes.count <= Self.maxEventBytes else {
-            throw .permanent("PostHog: event \(name) is \(bytes.count) bytes, over PostHog's \(Self.maxEventBytes)-byte limit per event")
+    func hold(_ capture: PostHogCapture, _ completion: Completion) throws(IntegrationError) {
+        guard capture.bytes.count <= Self.maxEventBytes else {
+            throw .permanent("PostHog: event \(capture.name) is \(capture.bytes.count) bytes, over PostHog's \(Self.maxEventBytes)-byte limit per event")
         }
-        queue.hold(.init(bytes: bytes, name: name), size: bytes.count, exclusive: Self.orderedEvents.contains(event), completion: completion)
+        queue.hold(.init(bytes: capture.bytes, name: capture.name), size: capture.bytes.count,
+                   exclusive: Self.orderedEvents.contains(capture.event), completion: completion)
     }
 
     /// Uploads what is held now (flush: the host then waits for the answers).
@@ -47,7 +45,7 @@ final class PostHogUploads: Sendable {
 struct PostHogRequests: UploadVendor {
     struct Item: Sendable {
         let bytes: [UInt8]
-        /// "Order Completed (uuid …)", for reasons.
+        /// "Order Completed (messageId …)", for reasons.
         let name: String
     }
 

@@ -14,10 +14,10 @@ import Testing
                                wait: { waits.wait($0) })
     }
 
-    func events(_ count: Int, name: (Int) -> String = { "Item Viewed \($0)" }) throws -> [JSONObject] {
+    func events(_ count: Int, name: (Int) -> String = { "Item Viewed \($0)" }) throws -> [PostHogCapture] {
         try (0..<count).map { n in
             try PostHogMapping.capture(wire(#"{"type":"track","event":"\#(name(n))","userId":"u-1","messageId":"m-\#(n)","timestamp":"2026-11-25T10:00:00Z","properties":{"n":\#(n)}}"#),
-                                       groupType: "company", groups: [:])
+                                       options: .init())
         }
     }
 

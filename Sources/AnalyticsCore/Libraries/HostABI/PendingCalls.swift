@@ -11,7 +11,11 @@ import Synchronization
 /// no taken or parked token (unknown, twice, abandoned, after the end) changes nothing and is
 /// reported once per kind of mistake.
 final class PendingCalls: Sendable {
-    static let defaultMaxPending = 1000
+    /// Calls of one instance pending at once. A vendor whose request speaks for one user (GA4:
+    /// one client per request, at most 25 events) can only fill its requests from a server's
+    /// stream of many interleaved users if it may hold about 25 events per active user: 1,000
+    /// made GA4's requests average 2 events for 1,000 users (docs/vendors/ga4.md).
+    static let defaultMaxPending = 25_000
 
     let maxPending: Int
     private let log: @Sendable (NativeLogLevel, String) -> Void
