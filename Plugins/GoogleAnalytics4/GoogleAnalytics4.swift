@@ -49,7 +49,7 @@ public final class GoogleAnalytics4: Integration, EventLaterHooks, SettingsHook,
             guard timeoutSeconds > 0, timeoutSeconds <= 300 else {
                 throw .permanent("Google Analytics 4: \"timeoutSeconds\" must be a number in (0, 300]")
             }
-            maxWaitSeconds = settings["maxWaitSeconds"]?.doubleValue ?? 1
+            maxWaitSeconds = settings["maxWaitSeconds"]?.doubleValue ?? 5
             // Held calls count against the host's hook timeout (10 s by default): well below it.
             guard maxWaitSeconds > 0, maxWaitSeconds <= 5 else {
                 throw .permanent("Google Analytics 4: \"maxWaitSeconds\" must be a number in (0, 5] (held calls must be answered within the host's hook timeout)")

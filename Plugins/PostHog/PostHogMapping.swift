@@ -8,6 +8,8 @@ struct PostHogCapture: Sendable {
     let event: String
     /// "Order Completed (messageId m-1)", for reasons.
     let name: String
+    /// Whose person (or group) a person or group event changes (nil for other events).
+    var person: String? = nil
 }
 
 /// Turns a Segment event into one PostHog capture event, as Segment's PostHog destination does
@@ -155,7 +157,14 @@ enum PostHogMapping {
             out.string(uuid(for: id))
         }
         out.byte(UInt8(ascii: "}"))
-        return PostHogCapture(bytes: out.bytes, event: name, name: "\(name) (\(label))")
+        var person: String?
+        switch event.type {
+        case .identify: person = userId ?? distinctId
+        case .alias: person = userId
+        case .group: person = "$group/\(options.groupType)/\(event.groupId ?? "")"
+        default: person = nil
+        }
+        return PostHogCapture(bytes: out.bytes, event: name, name: "\(name) (\(label))", person: person)
     }
 
     /// PostHog's `uuid` must be a UUID. A messageId that is one is used as it is (lower-cased);

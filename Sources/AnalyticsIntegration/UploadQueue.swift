@@ -26,8 +26,6 @@ public struct UploadBatch<Item: Sendable, Target: Sendable>: Sendable {
     public let items: [Item]
     /// The settings when the batch was formed.
     public let target: Target
-    /// It holds an exclusive event, so it runs alone (see ``UploadQueue/hold(_:size:key:exclusive:completion:)``).
-    public let exclusive: Bool
 }
 
 /// What a vendor's answer means for a batch's events.
@@ -52,16 +50,17 @@ public enum UploadOutcome: Sendable {
 ///   one client per request), events of one key travel together whatever arrived between them
 ///   (a server's traffic interleaves many users). A group goes as a request once it holds
 ///   `maxEvents` events or `maxBytes` (sizes plus one separator byte per event); at most
-///   `maxInFlight` requests run at once (the host's bound caps it), started oldest first; a
-///   key's requests run one after the other, so a person's events arrive in order.
+///   `maxInFlight` requests run at once (the host's bound caps it), started oldest first.
 /// - A group that is not full goes: without `maxWait`, when no request runs (nothing waits idle:
 ///   requests stay large when calls come faster than answers, and no timer is needed); with
 ///   `maxWait`, once its oldest event waited that long (a timer sees to it when no call comes),
 ///   so groups of many users fill. Everything held goes at a flush, before the host's bound on
 ///   pending calls would stop the hooks (oldest groups first), and at once when the host cannot
 ///   finish calls later.
-/// - An `exclusive` event's request runs alone: after every earlier request was answered and
-///   before any later one starts (for vendors that must ingest it in order with the rest).
+/// - Events with the same `orderKey` travel in requests that run one after the other, in the
+///   order they were held (a person's events for a vendor that applies them in arrival order):
+///   a request waits while one holding any of its order keys runs or waits before it; requests
+///   without shared order keys run side by side.
 /// - A 429 or 503 with a numeric Retry-After is passed to the host (`AH_EXT_RETRY_AFTER`) before
 ///   the calls are answered, so the host's next retry waits as long as the vendor asked.
 public final class UploadQueue<Vendor: UploadVendor>: @unchecked Sendable {
@@ -89,7 +88,7 @@ public final class UploadQueue<Vendor: UploadVendor>: @unchecked Sendable {
     private struct Entry: Sendable {
         let item: Vendor.Item
         let size: Int
-        let exclusive: Bool
+        let orderKey: String?
         let completion: Completion
     }
 
@@ -104,16 +103,17 @@ public final class UploadQueue<Vendor: UploadVendor>: @unchecked Sendable {
 
     private struct Upload: Sendable {
         let target: Vendor.Target
-        let key: String
         let entries: [Entry]
-        let exclusive: Bool
-        var batch: Batch { Batch(items: entries.map(\.item), target: target, exclusive: exclusive) }
+        /// Its events' order keys.
+        let orderKeys: Set<String>
+        var batch: Batch { Batch(items: entries.map(\.item), target: target) }
 
-        init(target: Vendor.Target, key: String, entries: [Entry]) {
+        init(target: Vendor.Target, entries: [Entry]) {
             self.target = target
-            self.key = key
             self.entries = entries
-            exclusive = entries.contains { $0.exclusive }
+            var keys: Set<String> = []
+            for entry in entries { if let key = entry.orderKey { keys.insert(key) } }
+            orderKeys = keys
         }
     }
 
@@ -136,10 +136,9 @@ public final class UploadQueue<Vendor: UploadVendor>: @unchecked Sendable {
     private var heldCount = 0
     private var queued: [Upload] = []
     private var queuedHead = 0
-    /// Requests started and not yet answered; `exclusiveRunning`: one of them runs alone.
+    /// Requests started and not yet answered.
     private var running = 0
-    private var exclusiveRunning = false
-    /// Keys with a request running: a key's requests run one after the other, in order.
+    /// Order keys of the running requests.
     private var runningKeys: Set<String> = []
     private var timerArmed = false
 
@@ -162,10 +161,11 @@ public final class UploadQueue<Vendor: UploadVendor>: @unchecked Sendable {
 
     /// Holds one call's event until its request is answered, then answers `completion`.
     /// `size`: the event's encoded bytes; `key`: events with different keys never share a
-    /// request; `exclusive`: its request runs alone. When the host cannot finish the call later,
-    /// the event goes at once (the hook waits for this answer).
-    public func hold(_ item: Vendor.Item, size: Int, key: String = "", exclusive: Bool = false, completion: Completion) {
-        let entry = Entry(item: item, size: size, exclusive: exclusive, completion: completion)
+    /// request; `orderKey`: its request runs after every earlier one holding the same order key
+    /// was answered. When the host cannot finish the call later, the event goes at once (the hook
+    /// waits for this answer).
+    public func hold(_ item: Vendor.Item, size: Int, key: String = "", orderKey: String? = nil, completion: Completion) {
+        let entry = Entry(item: item, size: size, orderKey: orderKey, completion: completion)
         let now = limits.maxWait == nil ? 0 : monotonicNow()
         lock.lock()
         var group = groups.removeValue(forKey: key) ?? Group()
@@ -215,7 +215,7 @@ public final class UploadQueue<Vendor: UploadVendor>: @unchecked Sendable {
     /// Moves a group's events into a queued request; the group is then empty (a new generation).
     private func take(_ group: inout Group, key: String) {
         guard !group.entries.isEmpty else { return }
-        queued.append(Upload(target: target, key: key, entries: group.entries))
+        queued.append(Upload(target: target, entries: group.entries))
         heldCount -= group.entries.count
         group.entries = []
         group.bytes = 0
@@ -271,17 +271,17 @@ public final class UploadQueue<Vendor: UploadVendor>: @unchecked Sendable {
         }
     }
 
-    /// The queued uploads that may start now, oldest first, counted as running. An upload whose
-    /// key has one running waits (and so do its key's later ones); others may pass it.
+    /// The queued uploads that may start now, oldest first, counted as running. An upload that
+    /// shares an order key with a running one, or with one waiting before it, waits; others may
+    /// pass it.
     private func startable() -> [Upload] {
         var starting: [Upload] = []
         var index = queuedHead
         var blocked: Set<String> = []
-        while index < queued.count, running < maxInFlight, !exclusiveRunning {
+        while index < queued.count, running < maxInFlight {
             let next = queued[index]
-            if next.exclusive, running > 0 || index > queuedHead { break }
-            if !next.key.isEmpty, runningKeys.contains(next.key) || blocked.contains(next.key) {
-                blocked.insert(next.key)
+            if !next.orderKeys.isEmpty, !next.orderKeys.isDisjoint(with: runningKeys) || !next.orderKeys.isDisjoint(with: blocked) {
+                blocked.formUnion(next.orderKeys)
                 index += 1
                 continue
             }
@@ -292,8 +292,7 @@ public final class UploadQueue<Vendor: UploadVendor>: @unchecked Sendable {
                 queued.remove(at: index)
             }
             running += 1
-            exclusiveRunning = next.exclusive
-            if !next.key.isEmpty { runningKeys.insert(next.key) }
+            runningKeys.formUnion(next.orderKeys)
             starting.append(next)
         }
         if queuedHead == queued.count {
@@ -349,8 +348,7 @@ public final class UploadQueue<Vendor: UploadVendor>: @unchecked Sendable {
     private func ended(_ upload: Upload, requeue: [Upload] = []) {
         lock.lock()
         running -= 1
-        if upload.exclusive { exclusiveRunning = false }
-        if !upload.key.isEmpty { runningKeys.remove(upload.key) }
+        runningKeys.subtract(upload.orderKeys)
         if !requeue.isEmpty { queued.insert(contentsOf: requeue, at: queuedHead) }
         if limits.maxWait == nil, running == 0, queuedHead == queued.count, heldCount > 0 { queueAll() }
         let starting = startable()
@@ -385,8 +383,8 @@ public final class UploadQueue<Vendor: UploadVendor>: @unchecked Sendable {
             }
         case .split where upload.entries.count > 1:
             let half = upload.entries.count / 2
-            halves = [Upload(target: upload.target, key: upload.key, entries: Array(upload.entries[..<half])),
-                      Upload(target: upload.target, key: upload.key, entries: Array(upload.entries[half...]))]
+            halves = [Upload(target: upload.target, entries: Array(upload.entries[..<half])),
+                      Upload(target: upload.target, entries: Array(upload.entries[half...]))]
         case .split:
             upload.entries[0].completion.fail(IntegrationError.permanent("\(vendor.name): the request of this event alone was refused"))
         }
