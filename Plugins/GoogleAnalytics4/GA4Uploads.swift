@@ -9,8 +9,9 @@ import Foundation
 /// `user_properties`): those fields are the queue's key, so a client's events are gathered from
 /// across the queue — a server's traffic interleaves many users — at most 25 per request (GA4's
 /// limit) and under 120 kB of events, waiting at most `maxWaitSeconds` for more. A client's
-/// requests run one after the other (its events arrive in order); different clients' requests
-/// run side by side.
+/// requests are started in order; each event carries its own `timestamp_micros`, so GA4 orders
+/// them by time and up to 4 requests run side by side (one client's too: a stream of one user
+/// must not wait on each answer).
 /// GA4 answers 2xx even for what it drops (the mapping refuses that before), so: 2xx OK, 429/5xx
 /// and no answer retryable (the host backs off, honouring Retry-After, and calls again), other
 /// statuses permanent.
@@ -32,7 +33,7 @@ final class GA4Uploads: Sendable {
     /// call later).
     func hold(_ event: GA4Mapping.GA4Event, _ completion: Completion) {
         queue.hold(.init(userFields: event.userFields, event: event.event, micros: event.micros),
-                   size: event.event.count, key: event.key, orderKey: event.key, completion: completion)
+                   size: event.event.count, key: event.key, completion: completion)
     }
 
     func flush() { queue.flush() }

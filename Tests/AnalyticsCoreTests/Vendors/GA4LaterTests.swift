@@ -51,10 +51,9 @@ import Testing
         #expect(c.errors.all.isEmpty, "\(c.errors.messages)")
     }
 
-    /// Clients need no order between them (each event has its time): while GA4 has not answered
+    /// Requests need no order between them (each event has its time): while GA4 has not answered
     /// one client's request, a full one of another client goes, and each call is still answered
-    /// by its own; the first client's next request waits for its first (a person's events in
-    /// order).
+    /// by its own.
     @Test(arguments: [IsolationMode.inProcess, .process])
     func aFullRequestGoesWhileAnEarlierOneIsUnanswered(mode: IsolationMode) throws {
         let fake = try GA4Fake()
