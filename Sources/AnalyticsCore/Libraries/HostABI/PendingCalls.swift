@@ -11,12 +11,7 @@ import Synchronization
 /// no taken or parked token (unknown, twice, abandoned, after the end) changes nothing and is
 /// reported once per kind of mistake.
 final class PendingCalls: Sendable {
-    /// Calls of one instance pending at once. A vendor whose request speaks for one user (GA4:
-    /// one client per request, at most 25 events) fills its requests from a server's stream of
-    /// many interleaved users only as far as it may hold events (1,000 made GA4's requests
-    /// average 2 events for 1,000 users); more pending calls than a slow vendor answers within
-    /// the hook timeout are abandoned (25,000 lost events of GA4DurabilityTests' 150 ms vendor).
-    static let defaultMaxPending = 4096
+    static let defaultMaxPending = 1000
 
     let maxPending: Int
     private let log: @Sendable (NativeLogLevel, String) -> Void
