@@ -58,7 +58,7 @@ run-vendors: build plugins
 	@rm -rf $(VENDOR_DEMO)
 	@mkdir -p $(VENDOR_DEMO)
 	@.build/debug/vendor-fake $(VENDOR_DEMO) 2> $(VENDOR_DEMO)/fake.log & fake=$$!; \
-	for i in $$(seq 100); do [ "$$(grep -c 'listening on' $(VENDOR_DEMO)/fake.log)" = 3 ] && break; sleep 0.1; done; \
+	for i in $$(seq 100); do [ "$$(grep -c 'listening on' $(VENDOR_DEMO)/fake.log)" = 4 ] && break; sleep 0.1; done; \
 	amplitude=$$(sed -n 's|.*Amplitude listening on \(http://[^ ]*\) .*|\1|p' $(VENDOR_DEMO)/fake.log); \
 	posthog=$$(sed -n 's|.*PostHog listening on \(http://[^ ]*\) .*|\1|p' $(VENDOR_DEMO)/fake.log); \
 	mixpanel=$$(sed -n 's|.*Mixpanel listening on \(http://[^ ]*\) .*|\1|p' $(VENDOR_DEMO)/fake.log); \

@@ -5,42 +5,48 @@ import Foundation
 /// sent through the host's HTTP client (ABI 1.3); each call is answered when GA4 answered the
 /// request that carried its event.
 ///
-/// A request speaks for one user (`client_id` or `app_instance_id`, `user_id`,
-/// `user_properties`), so the serialized user fields are the queue's key: consecutive events of
-/// the same user go together, at most 25 per request (GA4's limit) and under 120 kB. Each event
-/// carries its own `timestamp_micros`, so GA4 orders them by time and requests run side by side.
+/// A request speaks for one client (`client_id` or `app_instance_id`, `user_id`,
+/// `user_properties`): those fields are the queue's key, so a client's events are gathered from
+/// across the queue — a server's traffic interleaves many users — at most 25 per request (GA4's
+/// limit) and under 120 kB of events, waiting at most `maxWaitSeconds` for more. A client's
+/// requests are started in order; each event carries its own `timestamp_micros`, so GA4 orders
+/// them by time and up to 4 requests run side by side (one client's too: a stream of one user
+/// must not wait on each answer).
 /// GA4 answers 2xx even for what it drops (the mapping refuses that before), so: 2xx OK, 429/5xx
 /// and no answer retryable (the host backs off, honouring Retry-After, and calls again), other
 /// statuses permanent.
 final class GA4Uploads: Sendable {
+    static let maxEvents = 25
+    static let maxEventBytes = 120 * 1024
+
     private let queue: UploadQueue<GA4Requests>
 
-    init(http: HostHTTP, host: IntegrationHost, url: URL, timeout: Double) {
+    init(http: HostHTTP, host: IntegrationHost, url: URL, timeout: Double, maxWait: Double) {
         queue = UploadQueue(vendor: GA4Requests(), target: .init(url: url.absoluteString, timeout: timeout),
-                            limits: .init(maxEvents: 25, maxBytes: 120 * 1024), http: http, host: host)
+                            limits: .init(maxEvents: Self.maxEvents, maxBytes: Self.maxEventBytes, maxWait: maxWait),
+                            http: http, host: host)
     }
 
     func configure(url: URL, timeout: Double) { queue.retarget(.init(url: url.absoluteString, timeout: timeout)) }
 
-    /// Holds one call's request body (one event) with its completion (sent at once when the host
-    /// cannot finish the call later).
-    func hold(_ body: JSONObject, _ completion: Completion) {
-        var userFields = body
-        var event = body["events"]?.arrayValue?.first?.objectValue ?? [:]
-        userFields["events"] = nil
-        if let micros = userFields.removeValue(forKey: "timestamp_micros") { event["timestamp_micros"] = micros }
-        let user = String(decoding: userFields.serializedBytes(), as: UTF8.self)
-        queue.hold(.init(userFields: userFields, event: event), size: event.serializedBytes().count, key: user, completion: completion)
+    /// Holds one call's event with its completion (sent at once when the host cannot finish the
+    /// call later).
+    func hold(_ event: GA4Mapping.GA4Event, _ completion: Completion) {
+        queue.hold(.init(userFields: event.userFields, event: event.event, micros: event.micros),
+                   size: event.event.count, key: event.key, completion: completion)
     }
 
     func flush() { queue.flush() }
 }
 
-/// The Measurement Protocol request of one user's events and what GA4's answer means.
+/// The Measurement Protocol request of one client's events and what GA4's answer means.
 struct GA4Requests: UploadVendor {
     struct Item: Sendable {
-        let userFields: JSONObject
-        let event: JSONObject
+        /// `"client_id":…,"user_id":…,"user_properties":{…}` (the same for every item of a batch).
+        let userFields: [UInt8]
+        /// `{"name":…,"params":{…},"timestamp_micros":…}`.
+        let event: [UInt8]
+        let micros: Int?
     }
 
     struct Target: Sendable {
@@ -50,13 +56,27 @@ struct GA4Requests: UploadVendor {
 
     var name: String { "Google Analytics 4" }
 
+    static func body(_ items: [Item]) -> [UInt8] {
+        var out = JSONOutput(capacity: items.reduce(64 + items[0].userFields.count) { $0 + $1.event.count + 1 })
+        out.byte(UInt8(ascii: "{"))
+        out.append(items[0].userFields)
+        // The request's own time: its first event's (each event carries its own as well).
+        if let micros = items[0].micros {
+            out.raw(",\"timestamp_micros\":")
+            out.number(micros)
+        }
+        out.raw(",\"events\":[")
+        for (n, item) in items.enumerated() {
+            if n > 0 { out.byte(UInt8(ascii: ",")) }
+            out.append(item.event)
+        }
+        out.raw("]}")
+        return out.bytes
+    }
+
     func request(for batch: UploadBatch<Item, Target>) -> HostHTTP.Request {
-        var body = batch.items[0].userFields
-        // The request's own timestamp: the first event's (each event carries its own as well).
-        if let micros = batch.items[0].event["timestamp_micros"] { body["timestamp_micros"] = micros }
-        body["events"] = .array(batch.items.map { .object($0.event) })
-        return HostHTTP.Request(url: batch.target.url, headers: [.init("Content-Type", "application/json")],
-                                body: body.serializedBytes(), timeoutSeconds: batch.target.timeout)
+        HostHTTP.Request(url: batch.target.url, headers: [.init("Content-Type", "application/json")],
+                         body: Self.body(batch.items), timeoutSeconds: batch.target.timeout)
     }
 
     func outcome(of answer: HostHTTP.Answer, for batch: UploadBatch<Item, Target>) -> UploadOutcome {

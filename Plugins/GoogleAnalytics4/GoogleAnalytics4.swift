@@ -1,26 +1,30 @@
-// Google Analytics 4: Segment's "Google Analytics 4" destination as a Swift integration library,
-// sending through the Measurement Protocol. GA4Mapping says how each call maps; docs/vendors/ga4.md
-// has the settings, the mapping table and the limits.
+// Google Analytics 4: Segment's "Google Analytics 4 Cloud" destination as a Swift integration
+// library, sending through the Measurement Protocol. GA4Mapping says how each call maps (as
+// Segment's destination maps it by default); docs/vendors/ga4.md has the settings, the table of
+// Segment's behaviour beside ours, and the limits.
 //
 // The Measurement Protocol answers 2xx even for events it drops, so this library checks GA4's
-// rules itself (names, reserved names, parameter counts and lengths) and refuses, with a reason,
-// what GA4 would silently drop. With a host that offers finish-later and its HTTP requests (ABI
-// 1.3) events are batched across calls (GA4Uploads, on the kit's UploadQueue) and each call is
-// answered when GA4 answered the request that carried it; with an older host each call is sent on
-// its own and answered when GA4 answered.
+// rules itself (names, reserved names, currencies, required fields, the 72-hour window) and
+// refuses, with a reason naming the messageId, what GA4 would silently drop; what is over a GA4
+// limit is cut as GA4 would and reported. With a host that offers finish-later and its HTTP
+// requests (ABI 1.3) a client's events are gathered across calls (GA4Uploads, on the kit's
+// UploadQueue) and each call is answered when GA4 answered the request that carried it; with an
+// older host each call is sent on its own and answered when GA4 answered.
 
 import AnalyticsIntegration
 import Foundation
 
-public final class GoogleAnalytics4: Integration, EventLaterHooks, ResetHook, SettingsHook, FlushHook, DurableEvents, @unchecked Sendable {
+public final class GoogleAnalytics4: Integration, EventLaterHooks, SettingsHook, FlushHook, DurableEvents, @unchecked Sendable {
     // @unchecked: hooks run one at a time (the host's rule); `uploads` guards its own state.
     public static let key = "Google Analytics 4"
-    public static let version = "1.1.0"
+    public static let version = "1.2.0"
 
     struct Configuration: Equatable {
         var url: URL
         var appStream: Bool
         var timeoutSeconds: Double
+        var maxWaitSeconds: Double
+        var mapping: GA4Mapping.Options
 
         init(settings: JSONObject) throws(IntegrationError) {
             let measurement = (settings["measurementId"] ?? settings["measurementID"])?.stringValue ?? ""
@@ -42,23 +46,52 @@ public final class GoogleAnalytics4: Integration, EventLaterHooks, ResetHook, Se
             self.url = url
             appStream = measurement.isEmpty
             timeoutSeconds = settings["timeoutSeconds"]?.doubleValue ?? 10
+            guard timeoutSeconds > 0, timeoutSeconds <= 300 else {
+                throw .permanent("Google Analytics 4: \"timeoutSeconds\" must be a number in (0, 300]")
+            }
+            maxWaitSeconds = settings["maxWaitSeconds"]?.doubleValue ?? 5
+            // Held calls count against the host's hook timeout (10 s by default): well below it.
+            guard maxWaitSeconds > 0, maxWaitSeconds <= 5 else {
+                throw .permanent("Google Analytics 4: \"maxWaitSeconds\" must be a number in (0, 5] (held calls must be answered within the host's hook timeout)")
+            }
+            mapping = GA4Mapping.Options()
+            if let value = settings["engagementTimeMsec"] {
+                guard let ms = value.intValue, ms > 0 else {
+                    throw .permanent("Google Analytics 4: \"engagementTimeMsec\" must be a positive integer (GA4 counts no user without engagement time)")
+                }
+                mapping.engagementTimeMsec = ms
+            }
+            mapping.lowercaseEventNames = settings["lowercaseEventNames"]?.boolValue ?? false
+            if let value = settings["userProperties"] {
+                guard let map = value.objectValue else {
+                    throw .permanent("Google Analytics 4: \"userProperties\" must be an object of trait name → user property name")
+                }
+                for (trait, property) in map {
+                    guard let name = property.stringValue, name.utf8.count <= GA4Mapping.maxUserPropertyNameLength,
+                          GA4Mapping.isParamName(name) else {
+                        throw .permanent("Google Analytics 4: \"userProperties\": \(property) (for trait \"\(trait)\") is not a GA4 user property name (≤ 24 of [A-Za-z0-9_], from a letter)")
+                    }
+                    mapping.userProperties.append((trait, name))
+                }
+            }
         }
     }
 
     private let host: IntegrationHost
     private var configuration: Configuration
+    private var mapping: GA4Mapping
     /// Its own HTTP client, only for a host without one to lend (the client starts threads).
     private lazy var client = HTTPClient()
     /// Batches through the host's HTTP client; nil with a host that has none.
     private let uploads: GA4Uploads?
-    /// The user's traits from identify, sent as user_properties with every later event.
-    private var userProperties: JSONObject = [:]
 
     public init(settings: JSONObject, host: IntegrationHost) throws {
         let configuration = try Configuration(settings: settings)
         self.configuration = configuration
         self.host = host
-        uploads = host.http.map { GA4Uploads(http: $0, host: host, url: configuration.url, timeout: configuration.timeoutSeconds) }
+        mapping = GA4Mapping(options: configuration.mapping)
+        uploads = host.http.map { GA4Uploads(http: $0, host: host, url: configuration.url, timeout: configuration.timeoutSeconds,
+                                              maxWait: configuration.maxWaitSeconds) }
     }
 
     public func track(_ event: TrackEvent, completion: Completion) throws { try send(event.raw, completion) }
@@ -66,65 +99,46 @@ public final class GoogleAnalytics4: Integration, EventLaterHooks, ResetHook, Se
     public func group(_ event: GroupEvent, completion: Completion) throws { try send(event.raw, completion) }
     /// GA4 has no alias: a documented no-op.
     public func alias(_ event: AliasEvent, completion: Completion) throws { completion.succeed() }
-    /// Identify sends nothing by itself (a Measurement Protocol request needs an event): its
-    /// traits become the user_properties of the user's next events.
-    public func identify(_ event: IdentifyEvent, completion: Completion) throws {
-        userProperties.merge(GA4Mapping.userProperties(event.traits))
-        completion.succeed()
-    }
-    public func reset() throws { userProperties = [:] }
+    /// GA4 has no identify (a Measurement Protocol request needs an event), and Segment's GA4
+    /// destination sends nothing for one: a documented no-op. Traits reach GA4 only as the
+    /// `userProperties` the settings name, from each event's own `context.traits`.
+    public func identify(_ event: IdentifyEvent, completion: Completion) throws { completion.succeed() }
 
     /// Sends what is held; the host's flush then waits for GA4's answers.
     public func flush() throws { uploads?.flush() }
 
     public func update(settings: JSONObject, type: UpdateType) throws {
         configuration = try Configuration(settings: settings)
+        mapping = GA4Mapping(options: configuration.mapping)
         uploads?.configure(url: configuration.url, timeout: configuration.timeoutSeconds)
     }
 
-    /// The request body for one call.
-    static func body(_ event: Event, ga4Event: JSONObject, userProperties: JSONObject, appStream: Bool) throws(GA4Mapping.Refused) -> JSONObject {
-        guard let anonymous = event.anonymousId ?? event.userId, !anonymous.isEmpty else {
-            throw GA4Mapping.Refused(reason: "GA4: the event has no anonymousId for client_id")
-        }
-        var body: JSONObject = [:]
-        if appStream {
-            // app_instance_id is 32 hex digits: a UUID anonymousId without its dashes.
-            let hex = anonymous.replacingOccurrences(of: "-", with: "").lowercased()
-            guard hex.count == 32, hex.allSatisfy(\.isHexDigit) else {
-                throw GA4Mapping.Refused(reason: "GA4: anonymousId \"\(anonymous)\" is no UUID, so it cannot be an app_instance_id (32 hex digits)")
-            }
-            body["app_instance_id"] = .string(hex)
-        } else {
-            body["client_id"] = .string(anonymous)
-        }
-        if let user = event.userId, !user.isEmpty { body["user_id"] = .string(user) }
-        if let micros = GA4Mapping.micros(event.timestamp) { body["timestamp_micros"] = .number(JSONNumber(micros)) }
-        if !userProperties.isEmpty { body["user_properties"] = .object(userProperties) }
-        body["events"] = [.object(ga4Event)]
-        return body
-    }
-
     private func send(_ event: Event, _ completion: Completion) throws {
-        let body: JSONObject
+        let mapped: GA4Mapping.GA4Event
         do {
-            guard let ga4Event = try GA4Mapping.event(event) else { completion.succeed(); return }
-            body = try Self.body(event, ga4Event: ga4Event, userProperties: userProperties, appStream: configuration.appStream)
+            guard let event = try mapping.map(event, appStream: configuration.appStream, now: Date().timeIntervalSince1970) else {
+                completion.succeed()
+                return
+            }
+            mapped = event
         } catch {
             throw IntegrationError.permanent(error.reason)
         }
+        if !mapped.trimmed.isEmpty {
+            host.warn("Google Analytics 4: event \(event.messageId ?? "without messageId") sent cut to GA4's limits: \(mapped.trimmed.joined(separator: "; "))")
+        }
         if let uploads {
-            uploads.hold(body, completion)
+            uploads.hold(mapped, completion)
             return
         }
-        try post(body)
+        try post(GA4Requests.body([.init(userFields: mapped.userFields, event: mapped.event, micros: mapped.micros)]))
         completion.succeed()
     }
 
     /// One call's request through AnalyticsCore's HTTP client (a host older than ABI 1.3).
-    private func post(_ body: JSONObject) throws {
+    private func post(_ body: [UInt8]) throws {
         let request = HTTPRequest(method: "POST", url: configuration.url, headers: [("Content-Type", "application/json")],
-                                  body: body.serializedBytes(), timeout: configuration.timeoutSeconds)
+                                  body: body, timeout: configuration.timeoutSeconds)
         switch client.send(request) {
         case .success(let response):
             if (200..<300).contains(response.status) { return }

@@ -12,17 +12,15 @@
 import AnalyticsIntegration
 import Foundation
 
-public final class PostHog: Integration, EventLaterHooks, ResetHook, SettingsHook, FlushHook, DurableEvents, @unchecked Sendable {
+public final class PostHog: Integration, EventLaterHooks, SettingsHook, FlushHook, DurableEvents, @unchecked Sendable {
     // @unchecked: hooks run one at a time (the host's rule); `uploads` guards its own state.
     public static let key = "PostHog"
-    public static let version = "1.1.0"
+    public static let version = "1.2.0"
 
     private let host: IntegrationHost
     private let delivery: PostHogDelivery
     /// Batches through the host's HTTP client; nil with a host that has none.
     private let uploads: PostHogUploads?
-    /// The current user's group memberships (`$groups`: group type → key), from group calls.
-    private var groups: JSONObject = [:]
 
     public init(settings: JSONObject, host: IntegrationHost) throws {
         let configuration = try PostHogConfiguration(settings: settings)
@@ -41,15 +39,12 @@ public final class PostHog: Integration, EventLaterHooks, ResetHook, SettingsHoo
     public func screen(_ event: ScreenEvent, completion: Completion) throws { try send(event.raw, completion) }
     public func alias(_ event: AliasEvent, completion: Completion) throws { try send(event.raw, completion) }
 
-    public func group(_ event: GroupEvent, completion: Completion) throws {
-        try send(event.raw, completion)
-        groups[delivery.configuration.groupType] = .string(event.groupId)
-    }
+    /// Group memberships travel with each event's own `context.groupId` (`$groups`): nothing
+    /// of one event is kept for another (a server's stream interleaves many users).
+    public func group(_ event: GroupEvent, completion: Completion) throws { try send(event.raw, completion) }
 
     /// Uploads what is held; the host's flush then waits for PostHog's answers.
     public func flush() throws { uploads?.flush() }
-
-    public func reset() throws { groups = [:] }
 
     public func update(settings: JSONObject, type: UpdateType) throws {
         do {
@@ -63,9 +58,9 @@ public final class PostHog: Integration, EventLaterHooks, ResetHook, SettingsHoo
     }
 
     private func send(_ event: Event, _ completion: Completion) throws {
-        let capture: JSONObject
+        let capture: PostHogCapture
         do {
-            capture = try PostHogMapping.capture(event, groupType: delivery.configuration.groupType, groups: groups)
+            capture = try PostHogMapping.capture(event, options: delivery.configuration.mapping)
         } catch {
             throw IntegrationError.permanent(error.reason)
         }

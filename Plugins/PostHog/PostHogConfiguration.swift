@@ -8,13 +8,16 @@ import Foundation
 ///    "postHogInstance": "https://eu.i.posthog.com", // Segment's name for the base URL
 ///    "apiHost": "http://127.0.0.1:8080",       // wins over postHogInstance when both are set
 ///    "groupType": "company",                   // group type of a group call (default "company")
+///    "geoipDisable": false,                    // Segment's geoip_disable: never locate events
+///                                              // (events without context.ip never are)
 ///    "gzip": true,                             // compress request bodies (default true)
 ///    "timeoutSeconds": 10, "maxAttempts": 3}   // per request; tries per batch inside one call
 struct PostHogConfiguration: Equatable {
     var apiKey: String
     /// `{base}/batch/`.
     var batchURL: URL
-    var groupType: String
+    var groupType: String { mapping.groupType }
+    var mapping: PostHogMapping.Options
     var gzip: Bool
     var timeoutSeconds: Double
     var maxAttempts: Int
@@ -41,8 +44,14 @@ struct PostHogConfiguration: Equatable {
             throw .permanent("PostHog: \"\(base)\" is not an http(s) base URL")
         }
         batchURL = url
-        groupType = settings["groupType"]?.stringValue ?? "company"
-        guard !groupType.isEmpty else { throw .permanent("PostHog: \"groupType\" must not be empty") }
+        mapping = PostHogMapping.Options()
+        mapping.groupType = settings["groupType"]?.stringValue ?? "company"
+        guard !mapping.groupType.isEmpty else { throw .permanent("PostHog: \"groupType\" must not be empty") }
+        for name in ["geoipDisable", "geoip_disable"] {
+            guard let value = settings[name] else { continue }
+            guard let flag = value.boolValue else { throw .permanent("PostHog: \"\(name)\" must be true or false") }
+            mapping.geoipDisable = flag
+        }
         gzip = settings["gzip"]?.boolValue ?? true
         timeoutSeconds = settings["timeoutSeconds"]?.doubleValue ?? 10
         guard timeoutSeconds > 0, timeoutSeconds <= 300 else {

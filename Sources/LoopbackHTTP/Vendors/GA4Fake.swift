@@ -11,7 +11,14 @@ import Foundation
 /// `app_instance_id` (app), 1 to 25 events, event names of at most 40 characters of
 /// `[A-Za-z0-9_]` starting with a letter and not reserved, at most 25 params per event with
 /// valid names and string values of at most 100 characters, user property names of at most 24
-/// characters and values of at most 36, `timestamp_micros` at most 72 hours in the past.
+/// characters and values of at most 36, `timestamp_micros` at most 72 hours in the past (the
+/// request's and each event's). Beyond what `/debug` reports, what would make GA4's reports wrong:
+/// an event without a positive `engagement_time_msec` (GA4 counts no user for it), a `currency`
+/// that is not ISO 4217, a `value` without currency, a `purchase` or `refund` without
+/// `transaction_id` (or a purchase without currency), param values that are objects, arrays or
+/// null (`items` aside), more than 200 items or an item with neither `item_id` nor `item_name`,
+/// and user properties that hold an email address or are named for one (Google forbids personal
+/// data there).
 public final class GA4Fake: @unchecked Sendable {
     public let streamId: String
     public let apiSecret: String
@@ -62,6 +69,15 @@ public final class GA4Fake: @unchecked Sendable {
                                         "notification_open", "notification_receive", "os_update", "session_start",
                                         "session_start_with_rollout", "user_engagement", "screen_view"]
 
+    /// ISO 4217 codes, kept here independently of the library's own list.
+    static let currencies: Set<String> = Set(("AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BOV BRL BSD BTN BWP BYN BZD "
+        + "CAD CDF CHE CHF CHW CLF CLP CNY COP COU CRC CUC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GNF "
+        + "GTQ GYD HKD HNL HRK HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD "
+        + "MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MXV MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON "
+        + "RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SLL SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS UAH UGX USD "
+        + "USN UYI UYU UYW UZS VED VES VND VUV WST XAF XAG XAU XBA XBB XBC XBD XCD XCG XDR XOF XPD XPF XPT XSU XTS XUA XXX YER ZAR ZMW ZWG ZWL")
+        .split(separator: " ").map(String.init))
+
     static func validName(_ name: String, max: Int) -> Bool {
         guard let first = name.unicodeScalars.first, name.count <= max, first.isASCII, CharacterSet.letters.contains(first) else { return false }
         if ["_", "google_", "ga_", "firebase_"].contains(where: { name.hasPrefix($0) }) { return false }
@@ -99,12 +115,16 @@ public final class GA4Fake: @unchecked Sendable {
             } else if (body["client_id"]?.stringValue ?? "").isEmpty {
                 found.append("client_id missing")
             }
-            if let micros = body["timestamp_micros"]?.intValue, Double(micros) / 1e6 < Date().timeIntervalSince1970 - 72 * 3600 {
+            let oldest = Date().timeIntervalSince1970 - 72 * 3600
+            if let micros = body["timestamp_micros"]?.intValue, Double(micros) / 1e6 < oldest {
                 found.append("timestamp_micros more than 72 hours in the past")
             }
             for (name, value) in body["user_properties"]?.objectValue ?? [:] {
                 if !Self.validName(name, max: 24) { found.append("user property name \"\(name)\" is invalid") }
                 if let text = value["value"]?.stringValue, text.count > 36 { found.append("user property \(name) longer than 36") }
+                if ["email", "phone", "e_mail", "phone_number"].contains(name.lowercased()) || value["value"]?.stringValue?.contains("@") == true {
+                    found.append("user property \(name) holds personal data (Google forbids it)")
+                }
             }
             let events = body["events"]?.arrayValue ?? []
             if events.isEmpty || events.count > 25 { found.append("\(events.count) events (1 to 25 allowed)") }
@@ -116,6 +136,13 @@ public final class GA4Fake: @unchecked Sendable {
                 for (key, value) in params where key != "items" {
                     if !Self.validName(key, max: 40) { found.append("\(name): param name \"\(key)\" is invalid") }
                     if let text = value.stringValue, text.count > 100 { found.append("\(name): param \(key) longer than 100") }
+                    if value.stringValue == nil && value.numberValue == nil && value.boolValue == nil {
+                        found.append("\(name): param \(key) is not a string, number or boolean")
+                    }
+                }
+                found += Self.reportProblems(name: name, params: params)
+                if let micros = event["timestamp_micros"]?.intValue, Double(micros) / 1e6 < oldest {
+                    found.append("\(name): timestamp_micros more than 72 hours in the past")
                 }
             }
             lock.lock()
@@ -126,6 +153,35 @@ public final class GA4Fake: @unchecked Sendable {
         }
         lock.lock(); problems += found; lock.unlock()
         return .status(204)
+    }
+
+    /// What would make GA4's reports wrong though GA4 takes it.
+    static func reportProblems(name: String, params: JSONObject) -> [String] {
+        var found: [String] = []
+        if (params["engagement_time_msec"]?.doubleValue ?? 0) <= 0 {
+            found.append("\(name): no positive engagement_time_msec (GA4 counts no user for it)")
+        }
+        if let currency = params["currency"] {
+            if !(currency.stringValue.map(currencies.contains) ?? false) { found.append("\(name): currency \(currency) is not ISO 4217") }
+        } else if params["value"] != nil {
+            found.append("\(name): a value without currency")
+        }
+        if name == "purchase" || name == "refund", params["transaction_id"] == nil { found.append("\(name): no transaction_id") }
+        if name == "purchase", params["currency"] == nil { found.append("purchase: no currency") }
+        if let items = params["items"] {
+            let list = items.arrayValue ?? []
+            if items.arrayValue == nil { found.append("\(name): items is not an array") }
+            if list.count > 200 { found.append("\(name): \(list.count) items (at most 200)") }
+            for item in list where item["item_id"] == nil && item["item_name"] == nil {
+                found.append("\(name): an item with neither item_id nor item_name")
+            }
+            for item in list {
+                if let currency = item["currency"], !(currency.stringValue.map(currencies.contains) ?? false) {
+                    found.append("\(name): item currency \(currency) is not ISO 4217")
+                }
+            }
+        }
+        return found
     }
 
     private final class WeakBox: @unchecked Sendable { weak var fake: GA4Fake? }

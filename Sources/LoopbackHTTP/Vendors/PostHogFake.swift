@@ -13,12 +13,17 @@ import Foundation
 /// the body size (413 past ``maxBodyBytes``). Events whose `event` is in ``poisonedEvents`` make
 /// the request fail with 400 as PostHog does for a payload it cannot ingest (for split tests).
 /// ``failNext(_:)`` queues failures (429 with Retry-After, 503) answered before any check.
+/// Besides refusals it notes, in ``locatedBySender``, every accepted event PostHog would locate
+/// by the request's address (no `$ip` and no `$geoip_disable`: the sender's location, not the
+/// user's), and in ``oversized`` every event over PostHog's 1 MB per event (dropped by PostHog).
 public final class PostHogFake: @unchecked Sendable {
     public let projectKey: String
     public let server: LoopbackHTTPServer
     private let lock = NSLock()
     private var accepted: [JSONObject] = []
     private var refusals: [String] = []
+    private var located: [String] = []
+    private var tooLarge: [String] = []
     private var failures: [ScriptedResponse] = []
     /// Holds answers back on request (after the request was judged and its events taken).
     public let gate = AnswerGate()
@@ -45,6 +50,10 @@ public final class PostHogFake: @unchecked Sendable {
 
     /// Every event accepted, in arrival order (duplicates included).
     public var events: [JSONObject] { lock.lock(); defer { lock.unlock() }; return accepted }
+    /// The uuid (or event name) of each accepted event PostHog would locate by the sender's IP.
+    public var locatedBySender: [String] { lock.lock(); defer { lock.unlock() }; return located }
+    /// Accepted events over 1 MB, which PostHog drops.
+    public var oversized: [String] { lock.lock(); defer { lock.unlock() }; return tooLarge }
     /// Why each refused request was refused.
     public var refused: [String] { lock.lock(); defer { lock.unlock() }; return refusals }
 
@@ -113,6 +122,8 @@ public final class PostHogFake: @unchecked Sendable {
         }
         guard let batch = object["batch"]?.arrayValue, !batch.isEmpty else { return invalid("Invalid payload: batch must be a non-empty array") }
         var events: [JSONObject] = []
+        var locatedHere: [String] = []
+        var largeHere: [String] = []
         for (n, item) in batch.enumerated() {
             guard let event = item.objectValue else { return invalid("Invalid payload: batch[\(n)] is not an object") }
             guard let name = event["event"]?.stringValue, !name.isEmpty else { return invalid("Invalid payload: batch[\(n)] has no event name") }
@@ -129,9 +140,12 @@ public final class PostHogFake: @unchecked Sendable {
             if let timestamp = event["timestamp"], timestamp.stringValue.flatMap(ISO8601Timestamp.microseconds) == nil {
                 return invalid("Invalid payload: batch[\(n)].timestamp is not ISO-8601")
             }
+            let id = event["uuid"]?.stringValue ?? name
+            if properties?["$ip"] == nil, properties?["$geoip_disable"]?.boolValue != true { locatedHere.append(id) }
+            if request.body.count > 1024 * 1024, item.serializedBytes().count > 1024 * 1024 { largeHere.append(id) }
             events.append(event)
         }
-        lock.lock(); accepted += events; lock.unlock()
+        lock.lock(); accepted += events; located += locatedHere; tooLarge += largeHere; lock.unlock()
         return .json(#"{"status":1}"#)
     }
 

@@ -7,9 +7,10 @@ import Testing
 /// network grant: events batched across calls per user through the host's HTTP requests, each call
 /// answered when the Measurement Protocol fake answered the request that carried it.
 @Suite struct GA4LaterTests {
-    static func client(_ fake: GA4Fake, mode: IsolationMode) throws -> FixtureLibraryClient {
+    static func client(_ fake: GA4Fake, mode: IsolationMode, extra: JSONObject = [:]) throws -> FixtureLibraryClient {
         _ = try SwiftPluginFiles.load("GoogleAnalytics4Integration")  // fails with the reason when not built or stale
-        let settings: JSONObject = ["measurementId": .string(fake.streamId), "apiSecret": .string(fake.apiSecret), "apiHost": .string(fake.baseURL)]
+        var settings: JSONObject = ["measurementId": .string(fake.streamId), "apiSecret": .string(fake.apiSecret), "apiHost": .string(fake.baseURL)]
+        settings.merge(extra)
         return try FixtureLibraryClient(file: SwiftPluginFiles.path("GoogleAnalytics4Integration"), key: "Google Analytics 4",
                                         settings: settings, mode: mode)
     }
@@ -39,20 +40,20 @@ import Testing
         for body in fake.bodies {
             let events = body["events"]?.arrayValue ?? []
             #expect(events.count <= 25)
-            let user = body["user_id"]?.stringValue
-            #expect(body["client_id"]?.stringValue == "anon-\(user ?? "")", "one user per request")
+            // Segment's rule: client_id is the userId when there is one.
+            #expect(body["client_id"] != nil && body["client_id"] == body["user_id"], "one user per request")
             #expect(events.allSatisfy { $0["timestamp_micros"]?.intValue != nil }, "each event keeps its own time")
         }
-        // Batched across calls: events that arrive while a request runs go together in the next
-        // (how many depends on timing: an event goes at once when no request runs).
+        // A client's events gathered across calls: 25, 5 for each user.
         let sizes = fake.bodies.map { $0["events"]?.arrayValue?.count ?? 0 }
-        #expect(sizes.count < 60 && sizes.contains { $0 > 1 }, "\(sizes)")
+        #expect(sizes.sorted() == [5, 5, 25, 25], "\(sizes)")
         #expect(c.analytics.shutdown())
         #expect(c.errors.all.isEmpty, "\(c.errors.messages)")
     }
 
-    /// GA4 needs no order between requests (each event has its time): while GA4 has not answered
-    /// one request, a full one of later calls goes, and each call is still answered by its own.
+    /// Requests need no order between them (each event has its time): while GA4 has not answered
+    /// one client's request, a full one of another client goes, and each call is still answered
+    /// by its own.
     @Test(arguments: [IsolationMode.inProcess, .process])
     func aFullRequestGoesWhileAnEarlierOneIsUnanswered(mode: IsolationMode) throws {
         let fake = try GA4Fake()
@@ -61,8 +62,9 @@ import Testing
         let c = try Self.client(fake, mode: mode)
         Self.track(c, "First", user: "u-1", n: 0)
         #expect(fake.gate.waitUntilHeld(1), "the first call's request reached GA4, whose answer is held")
-        for n in 1...25 { Self.track(c, "Item Viewed", user: "u-1", n: n) }
-        // 25 events gathered: that request goes although the first is still unanswered.
+        for n in 1...25 { Self.track(c, "Item Viewed", user: "u-2", n: n) }
+        Self.track(c, "Second", user: "u-1", n: 26)
+        // 25 events of u-2 gathered: that request goes although u-1's is still unanswered.
         // (The server counts a request once answered: the held one is not counted yet.)
         #expect(fake.server.waitForRequests(1), "a second request answered while the first is not")
         #expect(fake.gate.held == 1)
@@ -70,9 +72,35 @@ import Testing
         #expect(second == Array(1...25), "a full request of the later calls, in order")
         fake.gate.release()
         #expect(c.analytics.flush())
-        #expect(fake.events.compactMap { $0["params"]?["n"]?.intValue }.sorted() == Array(0...25))
+        #expect(fake.events.compactMap { $0["params"]?["n"]?.intValue }.sorted() == Array(0...26))
+        let firstClient = fake.bodies.filter { $0["client_id"] == "u-1" }.flatMap { $0["events"]?.arrayValue ?? [] }
+        #expect(firstClient.compactMap { $0["params"]?["n"]?.intValue } == [0, 26], "u-1's events in order")
         let stats = try #require(c.stats)
-        #expect(stats.delivered == 26 && stats.failed == 0 && stats.abandoned == 0, "\(stats)")
+        #expect(stats.delivered == 27 && stats.failed == 0 && stats.abandoned == 0, "\(stats)")
+        #expect(c.analytics.shutdown())
+    }
+
+    /// A server's stream interleaves many users: each client's events are gathered from across
+    /// the queue into requests of up to 25, not sent one request per event.
+    @Test(arguments: [IsolationMode.inProcess, .process])
+    func manyUsersInterleavedTravelInFullRequestsPerClient(mode: IsolationMode) throws {
+        let fake = try GA4Fake()
+        // A wait long enough that no group goes for its age while the calls are made.
+        let c = try Self.client(fake, mode: mode, extra: ["maxWaitSeconds": 5])
+        let users = 40, perUser = 30
+        for n in 0..<(users * perUser) { Self.track(c, "Item Viewed", user: "u-\(n % users)", n: n) }
+        #expect(c.analytics.flush())
+        #expect(fake.violations == [])
+        let stats = try #require(c.stats)
+        #expect(stats.delivered == users * perUser && stats.failed == 0, "\(stats)")
+        #expect(fake.events.compactMap { $0["params"]?["n"]?.intValue }.sorted() == Array(0..<(users * perUser)))
+        for body in fake.bodies {
+            let n = (body["events"]?.arrayValue ?? []).compactMap { $0["params"]?["n"]?.intValue }
+            #expect(Set(n.map { $0 % users }).count == 1, "one client per request")
+            #expect(n == n.sorted(), "a client's events in order")
+        }
+        // Each client's 30 events: one request of 25 and one of 5.
+        #expect(fake.bodies.count == users * 2, "\(fake.bodies.count) requests for \(users * perUser) events of \(users) users")
         #expect(c.analytics.shutdown())
     }
 

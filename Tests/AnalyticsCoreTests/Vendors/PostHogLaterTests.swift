@@ -44,35 +44,40 @@ import Testing
         #expect(c.errors.all.isEmpty, "\(c.errors.messages)")
     }
 
-    /// Captures need no order between requests: while PostHog has not answered one request, a
-    /// full one of later calls goes; a person event ($identify) waits until nothing runs, and
-    /// nothing starts while it runs.
+    /// Captures and other people's changes need no order between requests; one person's changes
+    /// do (PostHog applies them in the order it ingests them): while PostHog has not answered the
+    /// request holding u-1's identify, full requests of captures and of u-2's identify go, and the
+    /// request holding u-1's next identify waits for it.
     @Test(arguments: [IsolationMode.inProcess, .process])
-    func aFullRequestGoesWhileAnEarlierOneIsUnansweredButIdentifyWaits(mode: IsolationMode) throws {
+    func aPersonsChangesGoInOrderAndEverythingElseSideBySide(mode: IsolationMode) throws {
         let fake = try PostHogFake()
         defer { fake.gate.release() }
         fake.gate.holdNext()
         let c = try Self.client(fake, mode: mode)
-        Self.track(c, "First", id: "m-first")
-        #expect(fake.gate.waitUntilHeld(1), "the first call's request reached PostHog, whose answer is held")
+        func identify(_ user: String, _ n: Int) {
+            _ = try? c.analytics.process(payload: ["type": "identify", "userId": .string(user), "traits": ["n": .number(JSONNumber(n))],
+                                                   "messageId": .string(String(format: "00000000-0000-4000-8000-%012d", n))])
+        }
+        identify("u-1", 1)
+        #expect(fake.gate.waitUntilHeld(1), "u-1's identify reached PostHog, whose answer is held")
         for i in 1...100 { Self.track(c, "Item \(i)", id: "m-\(i)") }
-        // 100 events gathered: that request goes although the first is still unanswered.
-        #expect(fake.waitForEvents(101), "a second request while the first is unanswered")
-        #expect(fake.gate.held == 1)
-        // An identify now waits for the held request: it is not sent while that one runs.
-        _ = try? c.analytics.process(payload: ["type": "identify", "userId": "u-1", "messageId": "m-identify", "traits": ["plan": "pro"]])
-        for i in 101...300 { Self.track(c, "Item \(i)", id: "m-\(i)") }
+        #expect(fake.waitForEvents(101), "a full request of captures while u-1's identify is unanswered")
+        identify("u-2", 2)
+        for i in 101...199 { Self.track(c, "Item \(i)", id: "m-\(i)") }
+        #expect(fake.waitForEvents(201), "a full request holding u-2's identify: another person, side by side")
+        identify("u-1", 3)
+        for i in 200...298 { Self.track(c, "Item \(i)", id: "m-\(i)") }
         // (The server counts a request once answered: the held one is not counted yet.)
-        #expect(fake.server.requestCount == 1, "nothing after the identify starts while an earlier request runs")
+        #expect(fake.server.requestCount == 2 && fake.events.count == 201, "u-1's next identify waits for its first")
+        #expect(fake.gate.held == 1)
         fake.gate.release()
         #expect(c.analytics.flush())
         let names = fake.events.compactMap { $0["event"]?.stringValue }
-        #expect(names.count == 302 && Set(names).count == 302, "\(names.count)")
-        let identify = try #require(names.firstIndex(of: "$identify"))
-        #expect(names[..<identify].contains("First") && !names[(identify + 1)...].contains("Item 50"), "the identify after the events before it")
-        #expect(!names[..<identify].contains("Item 101"), "and before the events after it")
+        #expect(names.count == 301 && Set(fake.events.compactMap { $0["uuid"]?.stringValue }).count == 301, "\(names.count)")
+        let order = fake.events.compactMap { $0["properties"]?["$set"]?["n"]?.intValue }
+        #expect(order.firstIndex(of: 3)! > order.firstIndex(of: 1)!, "u-1's identifies in order: \(order)")
         let stats = try #require(c.stats)
-        #expect(stats.delivered == 302 && stats.failed == 0 && stats.abandoned == 0, "\(stats)")
+        #expect(stats.delivered == 301 && stats.failed == 0 && stats.abandoned == 0, "\(stats)")
         #expect(c.analytics.shutdown())
     }
 

@@ -12,7 +12,9 @@ import Testing
         _ = try SwiftPluginFiles.load(product)  // fails with the reason when not built or stale
         let settings: JSONObject = vendor == "PostHog"
             ? ["apiKey": "phc_test_project_key", "apiHost": .string(server.baseURL)]
-            : ["measurementId": "G-TEST", "apiSecret": "secret", "apiHost": .string(server.baseURL)]
+            // GA4 holds a client's events up to maxWaitSeconds for more of the same client (the
+            // retried event too): short here, so the gap measured is the Retry-After's.
+            : ["measurementId": "G-TEST", "apiSecret": "secret", "apiHost": .string(server.baseURL), "maxWaitSeconds": 0.2]
         return try FixtureLibraryClient(file: SwiftPluginFiles.path(product), key: vendor == "PostHog" ? "PostHog" : "Google Analytics 4",
                                         settings: settings, mode: mode)
     }

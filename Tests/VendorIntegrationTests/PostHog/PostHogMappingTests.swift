@@ -5,8 +5,9 @@ import Testing
 
 /// The Segment spec calls as PostHog capture events, field by field.
 @Suite struct PostHogMappingTests {
-    func capture(_ text: String, groups: JSONObject = [:]) throws -> JSONObject {
-        try PostHogMapping.capture(wire(text), groupType: "company", groups: groups)
+    func capture(_ text: String) throws -> JSONObject {
+        let capture = try PostHogMapping.capture(wire(text), options: .init())
+        return try #require(try JSON(parsing: capture.bytes).objectValue)
     }
 
     @Test func identifyBecomesIdentifyWithSetAndTheAnonymousIdToMerge() throws {
@@ -38,8 +39,7 @@ import Testing
     }
 
     @Test func trackKeepsRevenueCurrencyAndProductsAndCarriesGroupMemberships() throws {
-        let out = try capture(#"{"type":"track","event":"Order Completed","anonymousId":"anon-1","messageId":"ajs-next-1","timestamp":"2026-11-25T10:00:01Z","properties":{"revenue":42.5,"currency":"EUR","order_id":"o-1","products":[{"product_id":"p-1","price":20,"quantity":1},{"product_id":"p-2","price":22.5,"quantity":1}]}}"#,
-                              groups: ["company": "g-9"])
+        let out = try capture(#"{"type":"track","event":"Order Completed","anonymousId":"anon-1","messageId":"ajs-next-1","timestamp":"2026-11-25T10:00:01Z","context":{"groupId":"g-9"},"properties":{"revenue":42.5,"currency":"EUR","order_id":"o-1","products":[{"product_id":"p-1","price":20,"quantity":1},{"product_id":"p-2","price":22.5,"quantity":1}]}}"#)
         #expect(out["event"] == "Order Completed")
         #expect(out["distinct_id"] == "anon-1", "no userId: the anonymousId is the distinct_id")
         let properties = try #require(out["properties"]?.objectValue)
@@ -49,6 +49,19 @@ import Testing
         #expect(properties["products"]?[1]?["product_id"] == "p-2")
         #expect(properties["$groups"] == ["company": "g-9"])
         #expect(properties["$anon_distinct_id"] == nil)
+        #expect(properties["$geoip_disable"] == true, "no context.ip: PostHog must not locate the sender")
+    }
+
+    /// 2,000 properties are copied value by value (a merge into an object is quadratic): the
+    /// mapping of one such event stays well under what its bytes cost to send.
+    @Test func thousandsOfPropertiesAreCopiedInOrderAndTheMappingsOwnFieldsWin() throws {
+        let properties = (0..<2000).map { #""p\#($0)":\#($0)"# }.joined(separator: ",")
+        let out = try capture(#"{"type":"track","event":"Wide","userId":"u-1","messageId":"m-1","context":{"ip":"203.0.113.9","os":{"name":"Linux"}},"properties":{\#(properties),"$lib":"mine","$os":"Mine OS"}}"#)
+        let copied = try #require(out["properties"]?.objectValue)
+        #expect(copied["p1999"] == 1999 && copied["p0"] == 0)
+        #expect(copied["$lib"] == "analytics-host", "the mapping's own field wins")
+        #expect(copied["$os"] == "Mine OS", "a property of the event wins over the context's fact")
+        #expect(copied.count == 2000 + 4, "2,000 properties, $os, $ip, $lib, $lib_version: \(copied.count)")
     }
 
     @Test func screenAndPageBecomeScreenAndPageview() throws {
