@@ -11,5 +11,9 @@ extension GoogleAnalytics4: DeclaredSettings {
         .string("firebaseAppId", "an app stream's Firebase app ID"),
         .string("apiHost", default: "https://www.google-analytics.com", "the base URL (a proxy, a test server)"),
         .number("timeoutSeconds", default: 10, "per-request timeout"),
+        .number("maxWaitSeconds", default: 5, "how long a client's events may wait for more of theirs, in (0, 5]"),
+        .number("engagementTimeMsec", default: 1, "engagement_time_msec of every event (GA4 counts no user without it)"),
+        .boolean("lowercaseEventNames", default: false, "custom event names in lower case"),
+        .object("userProperties", "trait name → GA4 user property name (none are sent unless named here)"),
     ]
 }
