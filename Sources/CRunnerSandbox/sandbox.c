@@ -110,6 +110,11 @@ static void refuse(struct filter *f, long nr, unsigned value) {
     ret(f, value);
 }
 
+/* Refused without a report: a call on one of the library's own threads by its thread id (a
+ * JavaScript engine or a thread pool setting its threads' scheduling does), which a filter cannot
+ * tell from a thread of the host's. */
+#define REFUSE_QUIETLY (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
+
 /* `nr`, whose first argument is a process id: allowed only when it is this process (or, with
  * `zero_is_self`, 0). Any other id may be the host or one of its threads (a thread id is a process
  * id to kill), whose ids a filter cannot know. Leaves the number loaded. */
@@ -124,16 +129,36 @@ static void only_at_self(struct filter *f, long nr, unsigned self, int zero_is_s
     load_nr(f);
 }
 
+/* A scheduling call (`nr`, whose first argument is a process id): allowed on this process or 0;
+ * any other id may be the host or one of its threads, whose ids a filter cannot know: refused,
+ * reported when it is the host's own pid (`host`), quietly otherwise (it may as well be one of the
+ * library's own threads). Leaves the number loaded. */
+static void scheduling_of_self(struct filter *f, long nr, unsigned self, int zero_is_self, unsigned host) {
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 7, (unsigned)nr);
+    load_arg0(f);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 3, 0, self);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, zero_is_self ? 2 : 0, 0, 0);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, host);
+    ret(f, REFUSE_QUIETLY);
+    ret(f, SECCOMP_RET_ALLOW);
+    ret(f, DENY_EPERM);
+    load_nr(f);
+}
+
 /* `nr`, whose argument `which` must be `which_value` (PRIO_PROCESS, IOPRIO_WHO_PROCESS) and whose
  * argument `who` must be 0 or this process: not another process, its group or its user (the
- * host, of the same user, among them). Leaves the number loaded. */
-static void only_own_process(struct filter *f, long nr, unsigned which, unsigned which_value, unsigned who, unsigned self) {
-    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 7, (unsigned)nr);
+ * host, of the same user, among them). Another id is refused as in scheduling_of_self: reported when
+ * it is the host's pid. Leaves the number loaded. */
+static void only_own_process(struct filter *f, long nr, unsigned which, unsigned which_value, unsigned who, unsigned self,
+                             unsigned host) {
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 9, (unsigned)nr);
     load_arg_low(f, which);
-    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 4, which_value);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 6, which_value);
     load_arg_low(f, who);
-    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 0);
-    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, self);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 3, 0, 0);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, self);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, host);
+    ret(f, REFUSE_QUIETLY);
     ret(f, SECCOMP_RET_ALLOW);
     ret(f, DENY_EPERM);
     load_nr(f);
@@ -149,8 +174,8 @@ static void refuse_arg1(struct filter *f, long nr, const unsigned *values, unsig
     load_nr(f);
 }
 
-static int install_filter(unsigned grants) {
-    unsigned self = (unsigned)getpid();
+static int install_filter(unsigned grants, pid_t parent) {
+    unsigned self = (unsigned)getpid(), host = (unsigned)(parent > 0 ? parent : getppid());
     struct filter f = { .n = 0 };
     /* Another architecture's calling convention (int 0x80 on x86-64) would bypass the numbers below. */
     emit(&f, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, arch));
@@ -261,13 +286,13 @@ static int install_filter(unsigned grants) {
     /* Scheduling of another process: the host's priority, CPUs, scheduling class or I/O class
      * (an ordinary user may lower those of its own processes, the host among them). Its own: 0 or
      * its pid (a thread id it cannot tell from the host's is refused). */
-    only_own_process(&f, SYS_setpriority, 0, 0 /* PRIO_PROCESS */, 1, self);
-    only_own_process(&f, SYS_ioprio_set, 0, 1 /* IOPRIO_WHO_PROCESS */, 1, self);
-    only_at_self(&f, SYS_sched_setaffinity, self, 1);
-    only_at_self(&f, SYS_sched_setscheduler, self, 1);
-    only_at_self(&f, SYS_sched_setparam, self, 1);
+    only_own_process(&f, SYS_setpriority, 0, 0 /* PRIO_PROCESS */, 1, self, host);
+    only_own_process(&f, SYS_ioprio_set, 0, 1 /* IOPRIO_WHO_PROCESS */, 1, self, host);
+    scheduling_of_self(&f, SYS_sched_setaffinity, self, 1, host);
+    scheduling_of_self(&f, SYS_sched_setscheduler, self, 1, host);
+    scheduling_of_self(&f, SYS_sched_setparam, self, 1, host);
 #ifdef SYS_sched_setattr
-    only_at_self(&f, SYS_sched_setattr, self, 1);
+    scheduling_of_self(&f, SYS_sched_setattr, self, 1, host);
 #endif
     /* The parent-death signal the runner set (SIGKILL when the host dies) stays: a library that
      * cleared it would outlive a host killed with SIGKILL. */
@@ -323,7 +348,7 @@ static int install_filter(unsigned grants) {
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0;
 }
 #else
-static int install_filter(unsigned grants) { (void)grants; return 0; }
+static int install_filter(unsigned grants, pid_t parent) { (void)grants; (void)parent; return 0; }
 #endif
 
 /* ---- what the filter refused, for the host --------------------------------------------- */
@@ -439,7 +464,7 @@ int64_t ah_runner_sandbox(const struct ah_jail_options *o, char *err, size_t cap
     if (drop_capabilities()) applied |= AH_SANDBOX_NO_CAPABILITIES;
     if (watch_refusals(o->report_fd)) applied |= AH_SANDBOX_REPORTS_REFUSALS;
     /* Needs no_new_privs (or CAP_SYS_ADMIN, gone by now). */
-    if ((applied & AH_SANDBOX_NO_NEW_PRIVS) && install_filter(o->grants)) applied |= AH_SANDBOX_SYSCALL_FILTER;
+    if ((applied & AH_SANDBOX_NO_NEW_PRIVS) && install_filter(o->grants, o->parent_pid)) applied |= AH_SANDBOX_SYSCALL_FILTER;
     return applied;
 }
 
