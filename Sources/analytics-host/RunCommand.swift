@@ -156,7 +156,9 @@ enum RunCommand {
         config.segment.whenQueueFull = .waitForRoom
         config.errorHandler = errors.handler
         config.logThreshold = logLevel
-        config.logHandler = { level, message in
+        config.logHandler = { [errors] level, message in
+            // The library tells both handlers of a failed upload; both write to stderr here.
+            if errors.alreadyPrinted(message) { return }
             if level >= logLevel { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
         }
         config.pluginsDirectory = pluginsDir
@@ -370,8 +372,18 @@ final class ErrorPrinter: Sendable {
         return try body()
     }
 
+    /// Delivery problems printed by the error handler, which the library also sends to the log
+    /// handler (each once per cause): the log line is then not printed again.
+    private let printedDeliveries = Locked<Set<String>>([])
+
+    /// True (once) if `message` was printed as a delivery error.
+    func alreadyPrinted(_ message: String) -> Bool {
+        printedDeliveries.withLock { $0.remove(message) != nil }
+    }
+
     var handler: @Sendable (AnalyticsError) -> Void {
         { [self] error in
+            if case .delivery(let message) = error { printedDeliveries.withLock { _ = $0.insert(message) } }
             if case .invalidEvent(let problem) = error,
                let (thread, line) = reading.withLock({ $0 }), pthread_equal(thread, pthread_self()) != 0 {
                 self.line(line, problem)

@@ -39,6 +39,25 @@ import Glibc
         #expect(allowed.status == 0, "\(allowed.stderr)")
     }
 
+    /// The library tells both the error handler and the log handler of a failed upload; `run`
+    /// writes both to stderr, and says it once.
+    @Test func aFailedUploadIsPrintedOnce() throws {
+        let dir = makeTempDirectory("msg-upload-once")
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        let probe = try LoopbackHTTPServer()
+        let deadPort = probe.port
+        probe.stop()
+        try #"{"integrations":{"Segment.io":{"apiKey":"k","apiHost":"http://127.0.0.1:\#(deadPort)/v1"}}}"#
+            .write(toFile: dir + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try HostBinary.run(["run", "--settings", dir + "/settings.json", "--plugins", plugins, "--storage", dir + "/s",
+                                         "--quiet", "--drain-timeout", "1"],
+                                        stdin: #"{"type":"track","event":"E","userId":"u1","messageId":"m-1"}"# + "\n", in: dir)
+        #expect(result.status == 4, "kept for a later run: \(result.stderr)")
+        let lines = result.stderr.split(separator: "\n").filter { $0.contains("upload to http://127.0.0.1:\(deadPort)/v1 failed") }
+        #expect(lines.count == 1, "once: \(result.stderr)")
+    }
+
     @Test func anUnknownOptionSuggestsTheClosestOne() throws {
         let cases = [(["run", "--setings", "x"], "--settings"), (["run", "--plugin", "x"], "--plugins"),
                      (["receive", "--prot", "1"], "--port"), (["plugins", "--jsn"], "--json")]

@@ -150,7 +150,10 @@ extension Analytics {
         let segment = find(key: RoutingRules.segmentDestinationKey) as? SegmentDestination
         let unsent = segment?.pendingEvents ?? 0
         let why = segment?.lastUploadProblem.map { "last upload problem: \($0)" } ?? "not uploaded within flushTimeout"
-        guard case .memory = configuration.storageMode else {
+        let memory: Bool
+        if case .memory = configuration.storageMode { memory = true } else { memory = false }
+        reportDestinationBacklogs(discarded: memory)
+        guard memory else {
             if unsent > 0, let segment {
                 log(.warning, "shutdown: \(unsent) Segment.io event(s) not yet uploaded (\(why)) stay in \(segment.queueDirectory) for the next run")
             }
@@ -166,5 +169,27 @@ extension Analytics {
             if configuration.logHandler != nil { log(.error, message) }
         }
         try? FileManager.default.removeItem(atPath: configuration.storageDirectory)
+    }
+
+    /// What libraries' durable queues still hold at shutdown (events answered retryable, or not
+    /// yet handed over): with `.memory` storage they go with the directory — counted as failed and
+    /// reported with the count; on disk they wait for the next run (logged).
+    private func reportDestinationBacklogs(discarded: Bool) {
+        for case let destination as DestinationPlugin in timeline.plugins(of: .destination)
+        where destination.key != RoutingRules.segmentDestinationKey {
+            guard let stats = timeline.stats(forKey: destination.key), stats.queued > 0 else { continue }
+            let n = stats.queued
+            let directory = DurableFeed.directory(storage: configuration.storageDirectory, key: destination.key)
+            guard discarded else {
+                log(.warning, "shutdown: \(n) event(s) not yet delivered by \(destination.key) stay in its queue (\(directory)) for the next run")
+                continue
+            }
+            stats.setQueued(0)
+            stats.recordFailure(n)
+            let message = "shutdown: \(n) event(s) not yet delivered by \(destination.key) are discarded with the memory "
+                + "storage (.memory); use .disk storage to keep them for the next run"
+            report(.delivery(message))
+            if configuration.logHandler != nil { log(.error, message) }
+        }
     }
 }
