@@ -60,13 +60,14 @@ enum ManyUserInput {
             e["properties"] = ["product_id": .string("p-\(i % 5_000)"), "name": "Café ☕ mug", "price": 19.99,
                                "currency": "EUR", "quantity": .number(JSONNumber(1 + i % 3)),
                                "revenue": .number(JSONNumber(Double(1 + i % 3) * 19.99)), "n": .number(JSONNumber(i))]
-            // An order carries its id and its products (GA4 refuses a purchase without either,
-            // as Segment's GA4 destination does).
-            if i % names.count == 3 {
-                e["properties"]?["order_id"] = .string("o-\(i)")
+            // A checkout and an order carry their products, an order its id (GA4 refuses
+            // begin_checkout and purchase without items, and a purchase without its id, as
+            // Segment's GA4 destination does).
+            if i % names.count >= 2 {
                 e["properties"]?["products"] = [["product_id": .string("p-\(i % 5_000)"), "name": "Café ☕ mug", "price": 19.99,
                                                   "quantity": .number(JSONNumber(1 + i % 3))]]
             }
+            if i % names.count == 3 { e["properties"]?["order_id"] = .string("o-\(i)") }
         }
         return e
     }
