@@ -60,7 +60,13 @@ enum ManyUserInput {
             e["properties"] = ["product_id": .string("p-\(i % 5_000)"), "name": "Café ☕ mug", "price": 19.99,
                                "currency": "EUR", "quantity": .number(JSONNumber(1 + i % 3)),
                                "revenue": .number(JSONNumber(Double(1 + i % 3) * 19.99)), "n": .number(JSONNumber(i))]
-            // An order carries its id (GA4 refuses a purchase without one).
+            // A checkout and an order carry their products, an order its id (GA4 refuses
+            // begin_checkout and purchase without items, and a purchase without its id, as
+            // Segment's GA4 destination does).
+            if i % names.count >= 2 {
+                e["properties"]?["products"] = [["product_id": .string("p-\(i % 5_000)"), "name": "Café ☕ mug", "price": 19.99,
+                                                  "quantity": .number(JSONNumber(1 + i % 3))]]
+            }
             if i % names.count == 3 { e["properties"]?["order_id"] = .string("o-\(i)") }
         }
         return e
@@ -112,13 +118,31 @@ struct SpawnedChild {
         self.pid = pid
     }
 
-    /// Waits for the exit: status (128+signal when killed) and the child's rusage.
-    func wait() -> (status: Int32, usage: rusage) {
+    /// Waits for the exit: status (128+signal when killed), the child's rusage, and its peak RSS
+    /// in MiB. Not rusage's `ru_maxrss`: Linux records there the RSS of the memory the child was
+    /// spawned from (this process's, hundreds of MiB by the time the run rows come) when it
+    /// execs. The child's own high-water mark (`VmHWM`) is read while it runs, every 10 ms, the
+    /// last reading before it exits kept (it only grows).
+    func wait() -> (status: Int32, usage: rusage, peakRSSMiB: Double) {
         var status: Int32 = 0
         var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        var peakKiB = 0
+        while true {
+            let reaped = wait4(pid, &status, WNOHANG, &usage)
+            if reaped == pid { break }
+            if reaped < 0 && errno != EINTR { break }
+            peakKiB = max(peakKiB, Self.highWaterKiB(of: pid) ?? 0)
+            usleep(10_000)
+        }
         let exited = status & 0x7f == 0
-        return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), usage)
+        return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), usage, Double(peakKiB) / 1024)
+    }
+
+    /// `VmHWM` of a running process, in KiB.
+    static func highWaterKiB(of pid: pid_t) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+        return Int(line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
     }
 
     func signal(_ s: Int32) { kill(pid, s) }
@@ -151,12 +175,12 @@ func runPathBenchmark(input: String, lines: Int, settings: JSONObject, plugins: 
         result.problem = "cannot start \(host)"
         return result
     }
-    let (status, usage) = child.wait()
+    let (status, usage, peak) = child.wait()
     result.seconds = monotonicSeconds() - start
     result.userSeconds = seconds(usage.ru_utime)
     result.systemSeconds = seconds(usage.ru_stime)
     result.cpuSeconds = result.userSeconds + result.systemSeconds
-    result.peakRSSMiB = Double(usage.ru_maxrss) / 1024
+    result.peakRSSMiB = peak
     result.status = status
     let out = (try? String(contentsOfFile: dir + "/out", encoding: .utf8)) ?? ""
     // The summary's rows: "KEY  offered  delivered  dropped  skipped  failed  queued  abandoned".
@@ -210,7 +234,7 @@ final class ReceiveChild {
     /// Stops it (SIGTERM): the events it took, and its CPU seconds.
     func stop() -> (events: Int, cpuSeconds: Double) {
         child.signal(SIGTERM)
-        let (_, usage) = child.wait()
+        let (_, usage, _) = child.wait()
         let err = (try? String(contentsOfFile: dir + "/err", encoding: .utf8)) ?? ""
         var events = -1
         if let range = err.range(of: #"stopped; [0-9]+ event"#, options: .regularExpression) {
@@ -285,7 +309,7 @@ final class PythonSink {
     /// Stops it: the events it counted, and its CPU seconds.
     func stop() -> (events: Int, cpuSeconds: Double) {
         child.signal(SIGTERM)
-        let (_, usage) = child.wait()
+        let (_, usage, _) = child.wait()
         let out = (try? String(contentsOfFile: dir + "/out", encoding: .utf8)) ?? ""
         var events = -1
         if let range = out.range(of: #"received [0-9]+"#, options: .regularExpression) {
