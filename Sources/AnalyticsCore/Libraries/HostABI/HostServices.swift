@@ -104,7 +104,7 @@ extension HostServices {
             timeline: NativePluginRegistry(ownerKey: key, analytics: analytics),
             client: .forwarding(to: analytics, key: key),
             http: .shared)
-        services.clients = .forwarding(to: analytics)
+        services.clients = .forwarding(to: analytics, key: key)
         // Any origin in-process (the library is the host), with the same caps as process mode.
         let inProcess = LibraryHTTPPolicy(unrestricted: true, maxResponseBytes: analytics.configuration.isolation.maxHTTPResponseBytes)
         services.http?.send = { request, answer in LibraryHTTPClient.shared.send(request, policy: inProcess, answer: answer) }
