@@ -140,7 +140,7 @@ public final class Analytics: Sendable {
             let loaded = IsolatedStartup.load(directory: dir, configuration: configuration, settings: settings, log: log)
             pluginScan = loaded.scan
             isolatedLibraries = loaded.isolated.map(\.info)
-            factories = configuration.integrationFactories + pluginScan.factories() + loaded.isolated
+            factories = configuration.integrationFactories + pluginScan.factories(retryPolicy: configuration.libraryRetryPolicy) + loaded.isolated
         } else {
             pluginScan = PluginLoader.ScanResult(libraries: [], problems: [])
             isolatedLibraries = []

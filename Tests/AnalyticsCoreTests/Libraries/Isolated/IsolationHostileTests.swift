@@ -108,6 +108,37 @@ import Testing
         #expect((try? String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8))?.contains("Storm") == true, "the other destination delivers")
     }
 
+    /// A hook that never returns while its library sends empty results frames (what the runner
+    /// sends while it waits to retry) cannot push its deadline back: the frames count only within
+    /// the item's budget from the call (with one attempt and no backoff: three hook timeouts),
+    /// then the runner is killed and the event counted failed. Were the deadline counted from the
+    /// last frame, the flush below would never see the event settle.
+    @Test func emptyResultsFramesFromAHookThatNeverReturnsDoNotPushBackItsDeadline() throws {
+        let s = try start {
+            $0.hookTimeout = 1
+            $0.libraryRetryPolicy = NativeRetryPolicy(maxAttempts: 1, initialDelay: 0, maxDelay: 0, maxHintedDelay: 0)
+            $0.isolation.maxAttempts = 1
+            $0.flushTimeout = 10
+        }
+        defer { FixtureBuilder.remove(s.dir) }
+        let budget = s.analytics.configuration.hookTimeout * Double(1 + 2)
+        let started = monotonicSeconds()
+        s.analytics.track("Beats")
+        let settled = s.analytics.flush()
+        let elapsed = monotonicSeconds() - started
+        #expect(settled, "the runner was ended within the item's budget (\(budget) s); \(elapsed) s: \(s.errors.messages)")
+        #expect(elapsed > budget - 0.5 && elapsed < budget + 5, "frames move the deadline on within the budget only: \(elapsed) s")
+        let hostile = try #require(s.analytics.timeline.stats(forKey: "Hostile"))
+        #expect(hostile.failed == 1 && hostile.restarts >= 1, "killed, restarted, the event counted failed: \(hostile)")
+        #expect(s.errors.messages.contains { $0.contains("(process-isolated) did not answer within 1.0 s and was killed while") && $0.contains("Beats") },
+                "\(s.errors.messages)")
+        s.analytics.track("After")
+        #expect(s.analytics.flush())
+        #expect(s.analytics.shutdown())
+        #expect((try? String(contentsOfFile: s.libraryOutput, encoding: .utf8))?.contains("\"After\"") == true, "the new runner takes the next event")
+        #expect(s.analytics.timeline.stats(forKey: "File")?.delivered == 2)
+    }
+
     @Test func theLineDefuserShowsEveryControlAsAQuestionMark() {
         let raw: [UInt8] = Array("a\u{1B}[2J b\u{9B}31m c".utf8) + [0x9B, 0x41, 0xFF, 0x09, 0x7F]
         #expect(LibraryOutput.defused(raw) == "a?[2J b?31m c?A?\t?")
