@@ -108,6 +108,48 @@ import Testing
         #expect((try? String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8))?.contains("Storm") == true, "the other destination delivers")
     }
 
+    /// A durable library that sends an event back from every call while its hook blocks (2 s)
+    /// and answers retryable, in either mode: `run` with one input event and --drain-timeout 2
+    /// ends within its deadlines, nothing is counted failed or abandoned, and what the library
+    /// had not finished stays on disk counted queued (exit 4): the queue on disk holds exactly
+    /// the queued count, within a few MiB.
+    @Test(arguments: [IsolationMode.inProcess, .process])
+    func aDurableLibrarySendingEventsBackWhileItsHookBlocksEndsTheRunWithWhatItHeldQueued(mode: IsolationMode) throws {
+        let dir = makeTempDirectory("hostile")
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FixtureBuilder.library("hostile", in: plugins)
+        let settings = dir + "/settings.json"
+        try #"{"integrations":{"File":{"path":"\#(dir)/file.ndjson"},"Hostile":{"isolation":"\#(mode.rawValue)","durable":true,"stormMs":"2000"}}}"#
+            .write(toFile: settings, atomically: true, encoding: .utf8)
+        let started = monotonicSeconds()
+        let result = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run",
+            "--settings", settings, "--plugins", plugins, "--storage", dir + "/state", "--drain-timeout", "2", "--hook-timeout", "3"],
+            stdin: Data(#"{"type":"track","event":"Storm","anonymousId":"a"}"#.utf8 + [0x0A]))
+        let elapsed = monotonicSeconds() - started
+        #expect(elapsed < 30, "the run ends within its deadlines: \(elapsed) s")
+        #expect(result.status == 4, "still queued: \(result.stdout)\n\(result.stderr.suffix(1500))")
+        let row = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("Hostile ") }, "\(result.stdout)")
+        // destination offered delivered dropped skipped failed queued abandoned
+        let columns = row.split(separator: " ").map(String.init)
+        let (offered, failed, queued, abandoned) = (Int(columns[1]) ?? -1, Int(columns[5]) ?? -1, Int(columns[6]) ?? -1, Int(columns[7]) ?? -1)
+        #expect(offered >= 2 && failed == 0 && abandoned == 0 && queued > 0, "\(row)")
+        #expect(result.stderr.contains("stay on disk for the next run"), "\(result.stderr.suffix(1500))")
+        #expect(!result.stderr.contains("they are not kept"))
+        // On disk: what the summary counts queued, in a bounded queue.
+        let directory = DurableFeed.directory(storage: dir + "/state", key: "Hostile")
+        var bytes = 0
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            var st = stat()
+            if lstat(directory + "/" + file, &st) == 0 { bytes += Int(st.st_blocks) * 512 }
+        }
+        #expect(bytes > 0 && bytes < 16 << 20, "\(bytes) bytes in \(directory)")
+        let feed = try DurableFeed(key: "Hostile", directory: directory, maxDiskBytes: nil) { _ in }
+        #expect(feed.backlog == queued, "the next run gets what was counted queued")
+        feed.close()
+        #expect((try? String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8))?.contains("Storm") == true, "the other destination delivers")
+    }
+
     /// A hook that never returns while its library sends empty results frames (what the runner
     /// sends while it waits to retry) cannot push its deadline back: the frames count only within
     /// the item's budget from the call (with one attempt and no backoff: three hook timeouts),
