@@ -71,6 +71,7 @@ extension HostServices {
         // A library's log lines are its output on the host's: cut at 4 KiB, at most a rate of
         // them (the same bound as a runner's printed lines).
         let rate = LibraryOutput.rate(for: "log " + key)
+        analytics.libraryLogRates.withLock { $0[key] = rate }
         var services = HostServices(
             log: { level, whole in
                 let (print, before) = rate.admit()

@@ -6,7 +6,8 @@ import Foundation
 /// lone byte) are shown as `?`, so no escape sequence reaches the terminal; a line is cut at
 /// `maxLine` bytes; and a library prints at most `burst` lines at once and `linesPerSecond` after
 /// that: what is over is counted and said (`N lines suppressed`) before its next line and when
-/// its output ends.
+/// its output ends (a runner's: before the host reaps it; log lines: a second after the last
+/// suppressed one, and when the client stops).
 package enum LibraryOutput {
     package static let maxLine = 4096
     package static let burst = 1000.0
