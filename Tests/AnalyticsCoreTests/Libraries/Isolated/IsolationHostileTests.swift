@@ -108,6 +108,30 @@ import Testing
         #expect((try? String(contentsOfFile: dir + "/file.ndjson", encoding: .utf8))?.contains("Storm") == true, "the other destination delivers")
     }
 
+    /// In-process too, a library's log lines past the rate are counted, and the count of the
+    /// last stretch is said when the host stops (here within a second of it): every line is
+    /// printed or counted.
+    @Test func inProcessTheLastCountOfSuppressedLogLinesIsSaidAtTheEnd() throws {
+        let dir = makeTempDirectory("hostile")
+        defer { FixtureBuilder.remove(dir) }
+        let plugins = try HostBinary.pluginsDirectory(in: dir)
+        try FixtureBuilder.library("hostile", in: plugins)
+        let settings = dir + "/settings.json"
+        try #"{"integrations":{"Hostile":{"lines":"3000"}}}"#.write(toFile: settings, atomically: true, encoding: .utf8)
+        let result = try FixtureBuilder.capture("/usr/bin/env", ["XDG_CACHE_HOME=\(dir)/cache", try HostBinary.path(), "run",
+            "--settings", settings, "--plugins", plugins, "--storage", dir + "/state", "--drain-timeout", "0", "--log-level", "warning"],
+            stdin: Data(#"{"type":"track","event":"Flood","anonymousId":"a"}"#.utf8 + [0x0A]))
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        let lines = result.stderr.split(separator: "\n")
+        let logged = lines.filter { $0.hasPrefix("analytics-host: warning: Hostile: xxxx") || $0.hasPrefix("analytics-host: warning: Hostile: yyyy") }
+        let counts = lines.compactMap { line -> Int? in
+            guard line.hasPrefix("analytics-host: warning: Hostile: "), let r = line.range(of: " log lines suppressed") else { return nil }
+            return Int(line[..<r.lowerBound].split(separator: " ").last ?? "")
+        }
+        #expect(logged.count >= Int(LibraryOutput.burst) && logged.count < 3001 && counts.reduce(0, +) == 3001 - logged.count,
+                "\(logged.count) log lines printed, \(counts) suppressed")
+    }
+
     /// A durable library that sends an event back from every call while its hook blocks (2 s)
     /// and answers retryable, in either mode: `run` with one input event and --drain-timeout 2
     /// ends within its deadlines, nothing is counted failed or abandoned, and what the library
