@@ -157,7 +157,8 @@ enum RunCommand {
         config.errorHandler = errors.handler
         config.logThreshold = logLevel
         config.logHandler = { level, message in
-            if level >= logLevel { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
+            // In turn with a runner's output lines (LibraryOutput): a long line is not cut into.
+            if level >= logLevel { LibraryOutput.writeToStandardError(Array("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
         }
         config.pluginsDirectory = pluginsDir
         config.isolation.allLibraries = isolation.allLibraries

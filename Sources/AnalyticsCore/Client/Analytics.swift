@@ -606,9 +606,9 @@ public final class Analytics: Sendable {
         // After the libraries stopped: what they sent through a second client goes out too.
         let secondStopped = secondClients.shutdown()
         // The libraries stopped: the count of their last suppressed log lines, now.
+        // (A timer that took a count meanwhile prints it before this goes on.)
         for (key, rate) in libraryLogRates.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
-            let count = rate.takeSuppressed()
-            if count > 0 { log(.warning, "\(key): \(LibraryOutput.suppressedText(count, what: "log lines"))") }
+            rate.saySuppressed { count in log(.warning, "\(key): \(LibraryOutput.suppressedText(count, what: "log lines"))") }
         }
         persistUser()
         userWriter.flush()

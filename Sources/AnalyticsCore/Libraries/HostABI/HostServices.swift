@@ -81,7 +81,7 @@ extension HostServices {
                 say(before)
                 guard print else {
                     // Said within a second, whether or not the library logs again.
-                    if rate.arm() { DispatchQueue.global().asyncAfter(deadline: .now() + 1) { say(rate.takeSuppressed()) } }
+                    if rate.arm() { DispatchQueue.global().asyncAfter(deadline: .now() + 1) { rate.saySuppressed(say) } }
                     return
                 }
                 let text = LibraryOutput.cut(whole)

@@ -66,6 +66,6 @@ enum RunnerOutput {
     }
 
     private static func write(_ text: [UInt8]) {
-        _ = text.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        LibraryOutput.writeToStandardError(text)
     }
 }
