@@ -7,6 +7,7 @@ enum PluginsCommand {
     static let help = """
         usage: analytics-host plugins [--plugins DIR] [--json] [--allow-insecure-plugins]
                                       [--settings FILE] [--isolate[=KEY,...]] [--isolate-memory BYTES]
+                                      [--storage DIR] [--write-key KEY]
 
         """ + "\n" + PluginsDirectoryChoice.helpLines + "\n\n" + """
         Loads every *.so in DIR the way `run` does (nothing is created or called beyond the entry
@@ -30,6 +31,15 @@ enum PluginsCommand {
         (ABI 1.3 AH_EXT_SETTINGS_SCHEMA: name, type, required or its default, what it does), which
         `check-settings --plugins DIR` and `run` check its settings against.
 
+        "second clients" (ABI 1.2 AH_EXT_CLIENTS, a library's `new Analytics(writeKey)`): the
+        queues of the clients a library opened that are on disk in the storage directory `run`
+        would use (--storage, else the default for --write-key or the settings' write key, as for
+        `run`): per library how many, the bytes they take and, when the host that last stopped
+        them left events, how many; then every queue there with the caps (each queue 4 MiB, all
+        together 64 MiB, 16 clients per host; a client is not opened while the queues leave no
+        room for its share; a queue empty when the host stops is removed). "secondClients" in
+        --json, per library and for the storage directory.
+
         The first line says which directory was listed and, when --plugins was not given, where
         it came from ("directorySource" in --json: option, environment or installed).
 
@@ -39,15 +49,19 @@ enum PluginsCommand {
 
     static func main(_ arguments: [String]) throws -> Int32 {
         var (arguments, isolation) = try IsolationOptions.extract(arguments)
-        let opts = try Options(arguments, valued: ["--plugins", "--settings", "--isolate-memory"], flags: ["--json", "--allow-insecure-plugins"])
+        let opts = try Options(arguments, valued: ["--plugins", "--settings", "--isolate-memory", "--storage", "--write-key"],
+                               flags: ["--json", "--allow-insecure-plugins"])
         if let limit = try IsolationOptions.memoryLimit(opts["--isolate-memory"]) { isolation.memoryLimitBytes = limit }
         if opts.has("--help") { print(help); return 0 }
         let choice = try PluginsDirectoryChoice.choose(option: opts["--plugins"])
         let dir = choice.path
-        let settings = try opts["--settings"].map { path -> Settings in
-            let file = try HostSetup.readSettings(path: path)
-            return Settings(file.object ?? [:])
-        }
+        let settingsFile = try opts["--settings"].map { try HostSetup.readSettings(path: $0) }
+        let settings = settingsFile.map { Settings($0.object ?? [:]) }
+        // The storage directory `run` would use with the same options.
+        let storage = try opts["--storage"] ?? Configuration.defaultStorageDirectory(
+            writeKey: settingsFile.map { try RunCommand.writeKey(opts["--write-key"], settings: $0) } ?? opts["--write-key"] ?? "analytics-host")
+        let clientQueues = SecondClientQueues.onDisk(in: storage)
+        func queues(of info: NativeLibraryInfo) -> [SecondClientQueues.Queue] { clientQueues.filter { $0.libraries.contains(info.key) } }
         let scan = Scan(directory: dir, allowInsecure: opts.has("--allow-insecure-plugins"), user: isolation.runnerUser)
         func mode(_ info: NativeLibraryInfo) -> String { isolation.mode(for: info, settings: settings).rawValue }
         func allowed(_ info: NativeLibraryInfo) -> JailGrants {
@@ -88,12 +102,22 @@ enum PluginsCommand {
                     o["user"] = .string(isolation.runnerUser.summary)
                     o["jail"] = .array(JailMechanisms.summary.map(JSON.string))
                 }
+                let own = queues(of: i)
+                o["secondClients"] = ["queues": .number(JSONNumber(own.count)), "bytes": .number(JSONNumber(own.reduce(0) { $0 + $1.bytes })),
+                                      "events": knownEvents(own).map { .number(JSONNumber($0)) } ?? .null,
+                                      "onDisk": .array(own.map(queueJSON))]
                 return .object(o)
             }
             entries += scan.problems.filter { directoryProblem == nil || $0.file != dir }
                 .map { p in ["file": .string(p.file), "status": "refused", "reason": .string(p.reasonText)] }
             var document: JSONObject = ["directory": .string(dir), "directorySource": .string(choice.source.rawValue),
                                         "hostVersion": .string(HostVersion.string), "libraries": .array(entries)]
+            document["secondClients"] = ["storageDirectory": .string(storage), "queues": .number(JSONNumber(clientQueues.count)),
+                                         "bytes": .number(JSONNumber(clientQueues.reduce(0) { $0 + $1.bytes })),
+                                         "queueCapBytes": .number(JSONNumber(SecondClientQueues.capBytes)),
+                                         "totalCapBytes": .number(JSONNumber(SecondClientQueues.totalCapBytes)),
+                                         "maxClients": .number(JSONNumber(SecondClientQueues.maxClients)),
+                                         "onDisk": .array(clientQueues.map(queueJSON))]
             if let directoryProblem { document["error"] = .string(directoryProblem.reasonText) }
             print(JSON.object(document).serialized())
         } else if let directoryProblem {
@@ -122,9 +146,22 @@ enum PluginsCommand {
                     print("  user       \(isolation.runnerUser.summary)")
                     for line in JailMechanisms.summary { print("  jail       \(line)") }
                 }
+                let own = queues(of: i)
+                if !own.isEmpty {
+                    print("  second clients  \(queuesText(own)) on disk")
+                    for q in own { print("    \(e(q.name))  \(queueText(q))") }
+                }
             }
             for p in scan.problems {
                 print("\nREFUSED  \(e(p.file))\n  reason   \(e(p.reasonText))")
+            }
+            let total = clientQueues.reduce(0) { $0 + $1.bytes }
+            print("\nsecond clients in \(e(storage))/clients: \(clientQueues.isEmpty ? "no queues" : queuesText(clientQueues)) on disk "
+                  + "(caps: \(SecondClientQueues.capBytes) bytes a queue, \(SecondClientQueues.totalCapBytes) all together, "
+                  + "\(max(0, SecondClientQueues.totalCapBytes - total)) left; \(SecondClientQueues.maxClients) clients per host)")
+            for q in clientQueues {
+                let by = q.libraries.isEmpty ? "opened by a library not noted" : "opened by " + q.libraries.map(e).joined(separator: ", ")
+                print("  \(e(q.name))  \(queueText(q)); \(by)")
             }
         }
         if directoryProblem != nil { return 2 }
@@ -165,6 +202,27 @@ enum PluginsCommand {
             return "  " + d.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                 + d.types.description.padding(toLength: typeWidth, withPad: " ", startingAt: 0) + "  \(need): \(d.summary)"
         }
+    }
+
+    /// "2 queues, 81920 bytes, 5 events" (events when every queue's count is known).
+    static func queuesText(_ queues: [SecondClientQueues.Queue]) -> String {
+        "\(queues.count) \(queues.count == 1 ? "queue" : "queues"), \(queues.reduce(0) { $0 + $1.bytes }) bytes"
+            + (knownEvents(queues).map { ", \($0) events" } ?? "")
+    }
+
+    /// One queue: its bytes and the events its host left in it, when known.
+    static func queueText(_ q: SecondClientQueues.Queue) -> String {
+        "\(q.bytes) bytes, " + (q.events.map { "\($0) events when its host stopped" } ?? "events not counted (its host did not stop it)")
+    }
+
+    /// The events of all these queues, nil when one's count is not known.
+    static func knownEvents(_ queues: [SecondClientQueues.Queue]) -> Int? {
+        queues.reduce(Optional(0)) { sum, q in sum.flatMap { s in q.events.map { s + $0 } } }
+    }
+
+    static func queueJSON(_ q: SecondClientQueues.Queue) -> JSON {
+        .object(["directory": .string(q.directory), "bytes": .number(JSONNumber(q.bytes)),
+                 "events": q.events.map { .number(JSONNumber($0)) } ?? .null, "libraries": .array(q.libraries.map(JSON.string))])
     }
 
     /// Whether its events wait on disk until answered (ABI 1.3 AH_EXT_DURABLE), in one line.

@@ -159,7 +159,8 @@ enum RunCommand {
         config.logHandler = { [errors] level, message in
             // The library tells both handlers of a failed upload; both write to stderr here.
             if errors.alreadyPrinted(message) { return }
-            if level >= logLevel { FileHandle.standardError.write(Data("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
+            // In turn with a runner's output lines (LibraryOutput): a long line is not cut into.
+            if level >= logLevel { LibraryOutput.writeToStandardError(Array("analytics-host: \(level.rawValue): \(TerminalText.escaped(message))\n".utf8)) }
         }
         config.pluginsDirectory = pluginsDir
         config.isolation.allLibraries = isolation.allLibraries

@@ -32,7 +32,8 @@
  *                   setpriority of its user's processes;  reniceSelf  its own (allowed);
  *     pdeathsig     clearing its parent-death signal.
  *   "Storm"     sends a "Storm" event back to the host (which comes back here, durable or not),
- *               then blocks 20 ms and answers retryable: every event makes more;
+ *               then blocks "stormMs" milliseconds (a number setting, default 20) and answers
+ *               retryable: every event makes more;
  *   "Flood"     prints "lines" lines (a number setting, default 100000) of 100 bytes on its
  *               standard error, one 8 KiB line, and a line with C1 controls (U+009B as a
  *               character and as a raw 0x9B byte); it logs as many lines through the host;
@@ -69,7 +70,7 @@
 
 extern char **environ;
 
-struct ah_instance { const ah_host *host; int lines; int fd; char secret[512]; char outside[512]; int port; int thread; char unix_path[108]; };
+struct ah_instance { const ah_host *host; int lines; int storm_ms; int fd; char secret[512]; char outside[512]; int port; int thread; char unix_path[108]; };
 
 static int errno_of(long rc) { return rc < 0 ? errno : 0; }
 
@@ -328,7 +329,7 @@ static ah_status event(ah_instance *self, const char *json, size_t len, char *er
     if (contains(json, len, "\"event\":\"Storm\"")) {
         static const char storm[] = "{\"type\":\"track\",\"event\":\"Storm\",\"anonymousId\":\"a\"}";
         self->host->send_event(self->host->ctx, storm, sizeof storm - 1);
-        usleep(20000);
+        usleep((useconds_t)self->storm_ms * 1000);
         snprintf(err, cap, "try again");
         return AH_ERR_RETRYABLE;
     }
@@ -388,6 +389,8 @@ static ah_instance *create(const ah_host *host, const char *settings, size_t len
     self->host = host;
     setting(settings, len, "\"lines\":", lines, sizeof lines);
     self->lines = lines[0] ? atoi(lines) : 100000;
+    setting(settings, len, "\"stormMs\":", lines, sizeof lines);
+    self->storm_ms = lines[0] ? atoi(lines) : 20;
     setting(settings, len, "\"path\":", path, sizeof path);
     setting(settings, len, "\"secret\":", self->secret, sizeof self->secret);
     setting(settings, len, "\"outside\":", self->outside, sizeof self->outside);

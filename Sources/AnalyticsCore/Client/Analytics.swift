@@ -62,6 +62,10 @@ public final class Analytics: Sendable {
     let jobControl = Locked<JobControlWatcher?>(nil)
     /// Clients libraries opened for other write keys (`AH_EXT_CLIENTS`), stopped after them.
     let secondClients = SecondClients()
+    /// The rate limits of its libraries' log lines, by key: what they suppressed last is said
+    /// at the end of `shutdown` (it is otherwise said a second later, which a host that ends
+    /// sooner would not wait for).
+    let libraryLogRates = Locked<[String: LibraryOutput.Rate]>([:])
 
     /// Starts a client and fails if it cannot keep what it accepts: the storage directory cannot
     /// be created or written, or the Segment.io upload queue cannot be opened (another process
@@ -140,7 +144,7 @@ public final class Analytics: Sendable {
             let loaded = IsolatedStartup.load(directory: dir, configuration: configuration, settings: settings, log: log)
             pluginScan = loaded.scan
             isolatedLibraries = loaded.isolated.map(\.info)
-            factories = configuration.integrationFactories + pluginScan.factories() + loaded.isolated
+            factories = configuration.integrationFactories + pluginScan.factories(retryPolicy: configuration.libraryRetryPolicy) + loaded.isolated
         } else {
             pluginScan = PluginLoader.ScanResult(libraries: [], problems: [])
             isolatedLibraries = []
@@ -601,6 +605,11 @@ public final class Analytics: Sendable {
         sentBackJournal.close()
         // After the libraries stopped: what they sent through a second client goes out too.
         let secondStopped = secondClients.shutdown()
+        // The libraries stopped: the count of their last suppressed log lines, now.
+        // (A timer that took a count meanwhile prints it before this goes on.)
+        for (key, rate) in libraryLogRates.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+            rate.saySuppressed { count in log(.warning, "\(key): \(LibraryOutput.suppressedText(count, what: "log lines"))") }
+        }
         persistUser()
         userWriter.flush()
         removeMemoryStorage()

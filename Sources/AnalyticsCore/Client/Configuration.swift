@@ -65,6 +65,10 @@ public struct Configuration: Sendable {
     /// call then (a hung library hook) is abandoned: its undelivered events are counted as
     /// abandoned and reported with the call and event, and it is never destroyed.
     public var hookTimeout: Double = 10
+    /// How a loaded library's retryable failures are retried (attempts, backoff, the longest
+    /// Retry-After it may ask for), in either isolation mode. In process mode it also bounds how
+    /// long an item may stay in a runner that sends empty results frames (see ProcessDestination).
+    package var libraryRetryPolicy = NativeRetryPolicy()
     /// How long a middleware that answers later (`next.later()`) may take to call `next`, in
     /// seconds; past it the event is dropped and reported. nil: `hookTimeout`.
     public var middlewareTimeout: Double? = nil

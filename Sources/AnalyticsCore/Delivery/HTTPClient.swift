@@ -49,10 +49,9 @@ package enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertibl
 /// keep-alive connection reuse, no caches or cookies. Blocking suits the uploader, which runs on
 /// its own thread and must finish one batch before deciding about the next.
 package final class HTTPClient: Sendable {
-    /// One session per timeout step: URLSession on Linux takes the timeout from the session
-    /// configuration, not from the request. A library chooses its requests' timeouts, so they
-    /// come in a few steps (a session per distinct value would never be freed).
-    private let sessions = Locked<[Int: URLSession]>([:])
+    /// Its sessions, one per timeout step (``URLSessionSteps``); the timeout bounds each wait
+    /// for the answer, not the whole exchange.
+    private let sessions = URLSessionSteps(timeout: .idle)
     /// `http://` requests of `send` over a plain socket (see ``PlainHTTPTransport``), when asked for.
     private let plain: PlainHTTPTransport?
 
@@ -73,24 +72,7 @@ package final class HTTPClient: Sendable {
     }
 
     deinit {
-        sessions.withLock { for s in $0.values { s.finishTasksAndInvalidate() } }
-    }
-
-    private func session(timeout: Int) -> URLSession {
-        sessions.withLock { cache in
-            if let s = cache[timeout] { return s }
-            let config = URLSessionConfiguration.ephemeral
-            config.urlCache = nil
-            config.httpCookieStorage = nil
-            config.httpShouldSetCookies = false
-            config.requestCachePolicy = .reloadIgnoringLocalCacheData
-            config.httpMaximumConnectionsPerHost = 4
-            config.timeoutIntervalForRequest = TimeInterval(timeout)
-            config.timeoutIntervalForResource = max(TimeInterval(timeout), 24 * 3600)
-            let s = URLSession(configuration: config)
-            cache[timeout] = s
-            return s
-        }
+        sessions.invalidate()
     }
 
     /// Sends `request` and waits for the complete response.
@@ -112,23 +94,12 @@ package final class HTTPClient: Sendable {
     /// stalled parallel requests for seconds on a 2-core machine.
     package func start(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPClientError>) -> Void) {
         let step = HTTPClient.timeoutStep(request.timeout)
-        let timeout = Double(step)
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        urlRequest.httpMethod = request.method
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        if let body = request.body { urlRequest.httpBody = Data(body) }
         let urlText = request.url.absoluteString
-        let task = session(timeout: step).dataTask(with: urlRequest) { data, response, error in
+        let task = sessions.session(step: step).dataTask(with: URLSessionSteps.urlRequest(request, step: step)) { data, response, error in
             if let http = response as? HTTPURLResponse, error == nil {
-                var headers: [String: String] = [:]
-                for (k, v) in http.allHeaderFields {
-                    if let k = k as? String, let v = v as? String { headers[k.lowercased()] = v }
-                }
-                completion(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data.map { [UInt8]($0) } ?? [])))
-            } else if let error = error as? URLError, error.code == .timedOut {
-                completion(.failure(.timedOut(url: urlText, after: timeout)))
+                completion(.success(HTTPResponse(status: http.statusCode, headers: URLSessionSteps.headers(of: http), body: data.map { [UInt8]($0) } ?? [])))
             } else {
-                completion(.failure(.network(url: urlText, reason: error.map { "\($0.localizedDescription)" } ?? "no HTTP response")))
+                completion(.failure(URLSessionSteps.failure(error, url: urlText, step: step)))
             }
         }
         task.resume()

@@ -327,8 +327,11 @@ final class DestinationWorker: @unchecked Sendable {
 
     /// What `abandon` left behind, for the report.
     struct Abandonment {
-        /// Undelivered events, now counted in `stats.abandoned`.
+        /// Undelivered events, now counted in `stats.abandoned` (in `stats.queued` when `kept`).
         var events: Int
+        /// A durable destination's: its events are on disk until crossed off, so what it had not
+        /// finished stays there for the next run.
+        var kept = false
         /// The item whose call never returned (nil: the destination was stopping).
         var inFlight: Item?
     }
@@ -375,8 +378,11 @@ final class DestinationWorker: @unchecked Sendable {
         let count = left.events + extra
         let events = count == 1 ? "1 event" : "\(count) events"
         let ended = abandonable == nil || call == "destroy" ? "" : "; destroy not called"
+        let counted = left.kept && extra == 0 ? "they stay on disk for the next run, counted queued"
+            : left.kept ? "those on disk stay there for the next run, counted queued; the one not stored and later ones counted as abandoned"
+            : "counted as abandoned\(extra > 0 ? ", as are later ones" : "")"
         report(.plugin(name: destination.key, message: "\(who): \(call) did not return within \(seconds) s; "
-            + "abandoned with \(events) undelivered (counted as abandoned\(extra > 0 ? ", as are later ones" : ""))\(ended)"))
+            + "abandoned with \(events) undelivered (\(counted))\(ended)"))
     }
 
     /// `abandon(after:)` under `condition`; nil when the worker ended or was abandoned already.
@@ -400,10 +406,16 @@ final class DestinationWorker: @unchecked Sendable {
             later += inProgress[(at + 1)...]
         }
         for item in later { item.group?.leave() }
-        stats._abandoned.wrappingAdd(events, ordering: .relaxed)
+        if let feed {
+            // On disk until crossed off: what it had not finished stays for the next run,
+            // counted queued (as a process-mode durable destination stopped at its deadline).
+            stats.setQueued(feed.pendingEvents)
+        } else {
+            stats._abandoned.wrappingAdd(events, ordering: .relaxed)
+        }
         overflowSinceReport = 0
         condition.broadcast()
-        return Abandonment(events: events, inFlight: inFlight)
+        return Abandonment(events: events, kept: feed != nil, inFlight: inFlight)
     }
 
     private func run() {

@@ -31,7 +31,7 @@ import Testing
         let root = storage + "/clients/"
         #expect(!FileManager.default.fileExists(atPath: root + SecondClients.directoryName(for: "empty-key") + "/queue"), "reclaimed")
         #expect(FileManager.default.fileExists(atPath: root + SecondClients.directoryName(for: "busy-key") + "/queue"), "its event waits for the next run")
-        #expect(SecondClients.queues(in: storage).map(\.directory) == [root + SecondClients.directoryName(for: "busy-key")])
+        #expect(SecondClientQueues.onDisk(in: storage).map(\.directory) == [root + SecondClients.directoryName(for: "busy-key")])
     }
 
     @Test func queuesOnDiskFromEarlierRunsLeaveNoRoomForAnotherClient() throws {

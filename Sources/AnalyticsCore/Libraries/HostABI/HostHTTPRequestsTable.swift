@@ -144,9 +144,7 @@ extension HostExtensions {
 extension NativeHTTPRequest {
     /// Why `url` cannot be requested, or nil when it is an http(s) URL with a host.
     static func problem(with url: String) -> String? {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = parsed.host, !host.isEmpty else { return "\"\(url)\" is not an http or https URL" }
-        return nil
+        httpURL(url) == nil ? notHTTPURL(url) : nil
     }
 
     /// Copies a library's borrowed request; nil with the reason when it is unusable.

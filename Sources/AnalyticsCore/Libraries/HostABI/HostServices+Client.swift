@@ -98,10 +98,7 @@ extension HostServices {
         /// GETs through `client` (URLSession: https, redirects followed). Only http and https URLs.
         public static func using(_ client: HTTPClient) -> HostServices.HTTP {
             HostServices.HTTP(get: { text, timeout in
-                guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                      let host = url.host, !host.isEmpty else {
-                    return .malformedURL("\"\(text)\" is not an http or https URL")
-                }
+                guard let url = NativeHTTPRequest.httpURL(text) else { return .malformedURL(NativeHTTPRequest.notHTTPURL(text)) }
                 switch client.send(HTTPRequest(method: "GET", url: url, timeout: timeout)) {
                 case .success(let response): return .response(status: response.status, body: response.body)
                 case .failure(let error): return .failed(error.description)
@@ -113,10 +110,7 @@ extension HostServices {
         /// plain http only to this machine), and `get` on top of them. Only http and https URLs.
         public static func streaming() -> HostServices.HTTP {
             let stream: @Sendable (String, Double, ([UInt8]) -> Bool) -> (outcome: Outcome, stopped: Bool) = { text, timeout, receive in
-                guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                      let host = url.host, !host.isEmpty else {
-                    return (.malformedURL("\"\(text)\" is not an http or https URL"), false)
-                }
+                guard let url = NativeHTTPRequest.httpURL(text) else { return (.malformedURL(NativeHTTPRequest.notHTTPURL(text)), false) }
                 switch StreamingGet.run(url, timeout: timeout, receive: receive) {
                 case .completed(let status): return (.response(status: status, body: []), false)
                 case .stopped(let status): return (.response(status: status, body: []), true)

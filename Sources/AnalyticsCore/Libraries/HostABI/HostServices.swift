@@ -71,6 +71,7 @@ extension HostServices {
         // A library's log lines are its output on the host's: cut at 4 KiB, at most a rate of
         // them (the same bound as a runner's printed lines).
         let rate = LibraryOutput.rate(for: "log " + key)
+        analytics.libraryLogRates.withLock { $0[key] = rate }
         var services = HostServices(
             log: { level, whole in
                 let (print, before) = rate.admit()
@@ -80,7 +81,7 @@ extension HostServices {
                 say(before)
                 guard print else {
                     // Said within a second, whether or not the library logs again.
-                    if rate.arm() { DispatchQueue.global().asyncAfter(deadline: .now() + 1) { say(rate.takeSuppressed()) } }
+                    if rate.arm() { DispatchQueue.global().asyncAfter(deadline: .now() + 1) { rate.saySuppressed(say) } }
                     return
                 }
                 let text = LibraryOutput.cut(whole)
@@ -104,7 +105,7 @@ extension HostServices {
             timeline: NativePluginRegistry(ownerKey: key, analytics: analytics),
             client: .forwarding(to: analytics, key: key),
             http: .shared)
-        services.clients = .forwarding(to: analytics)
+        services.clients = .forwarding(to: analytics, key: key)
         // Any origin in-process (the library is the host), with the same caps as process mode.
         let inProcess = LibraryHTTPPolicy(unrestricted: true, maxResponseBytes: analytics.configuration.isolation.maxHTTPResponseBytes)
         services.http?.send = { request, answer in LibraryHTTPClient.shared.send(request, policy: inProcess, answer: answer) }

@@ -7,12 +7,14 @@ import FoundationNetworking
 /// runner forwards), under each library's `LibraryHTTPPolicy`: the origin is checked before the
 /// request and again at every redirect (a refused redirect ends the request), the response body
 /// is taken as it arrives and the transfer cancelled past the cap (never buffered whole), and
-/// sessions come one per timeout step (`HTTPClient.timeoutSteps`), so a library choosing a new
-/// timeout per request cannot make the host open sessions without end.
+/// sessions come one per timeout step (`URLSessionSteps`, the mechanism `HTTPClient` uses too),
+/// so a library choosing a new timeout per request cannot make the host open sessions without end.
 final class LibraryHTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     static let shared = LibraryHTTPClient()
 
-    private let sessions = Locked<[Int: URLSession]>([:])
+    /// Its sessions (``URLSessionSteps``, with this client as their delegate: it checks
+    /// redirects and takes bodies as they arrive); a request's timeout bounds its whole exchange.
+    private let sessions = URLSessionSteps(timeout: .wholeExchange)
 
     /// One request in flight (guarded by `transfers`' lock).
     private final class Transfer: @unchecked Sendable {
@@ -34,23 +36,6 @@ final class LibraryHTTPClient: NSObject, URLSessionDataDelegate, @unchecked Send
     }
     private let transfers = Locked<[ObjectIdentifier: Transfer]>([:])
 
-    private func session(timeout: Int) -> URLSession {
-        sessions.withLock { cache in
-            if let s = cache[timeout] { return s }
-            let config = URLSessionConfiguration.ephemeral
-            config.urlCache = nil
-            config.httpCookieStorage = nil
-            config.httpShouldSetCookies = false
-            config.requestCachePolicy = .reloadIgnoringLocalCacheData
-            config.httpMaximumConnectionsPerHost = 4
-            config.timeoutIntervalForRequest = TimeInterval(timeout)
-            config.timeoutIntervalForResource = TimeInterval(timeout)
-            let s = URLSession(configuration: config, delegate: self, delegateQueue: nil)
-            cache[timeout] = s
-            return s
-        }
-    }
-
     /// Checks and sends `request` (headers and method checked again: in process mode they come
     /// from the runner); `answer` runs once, on a pool thread.
     func send(_ request: NativeHTTPRequest, policy: LibraryHTTPPolicy, answer: @escaping @Sendable (NativeHTTPAnswer) -> Void) {
@@ -60,32 +45,21 @@ final class LibraryHTTPClient: NSObject, URLSessionDataDelegate, @unchecked Send
                 return
             }
             guard let url = URL(string: request.url) else {
-                answer(.refused("\"\(request.url)\" is not an http or https URL"))
+                answer(.refused(NativeHTTPRequest.notHTTPURL(request.url)))
                 return
             }
             if let problem = policy.problem(with: url) {
                 answer(.refused(problem))
                 return
             }
-            var headers = request.headers
-            var body = request.body
-            if request.gzip {
-                do throws(GzipError) {
-                    body = try Gzip.compress(body)
-                } catch {
-                    answer(.refused("cannot gzip the body for \(request.url): \(error)"))
-                    return
-                }
-                headers.removeAll { $0.name.lowercased() == "content-encoding" }
-                headers.append(NativeHTTPHeader("Content-Encoding", "gzip"))
+            let prepared: HTTPRequest
+            switch request.prepared(url: url) {
+            case .success(let r): prepared = r
+            case .failure(let refusal): answer(.refused(refusal.reason)); return
             }
-            let timeout = HTTPClient.timeoutStep(request.timeout)
-            var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: TimeInterval(timeout))
-            urlRequest.httpMethod = request.method
-            for h in headers { urlRequest.setValue(h.value, forHTTPHeaderField: h.name) }
-            if !(body.isEmpty && request.method == "GET") { urlRequest.httpBody = Data(body) }
-            let task = session(timeout: timeout).dataTask(with: urlRequest)
-            transfers.withLock { $0[ObjectIdentifier(task)] = Transfer(policy: policy, url: request.url, timeout: timeout, answer: answer) }
+            let step = HTTPClient.timeoutStep(prepared.timeout)
+            let task = sessions.session(step: step, delegate: self).dataTask(with: URLSessionSteps.urlRequest(prepared, step: step))
+            transfers.withLock { $0[ObjectIdentifier(task)] = Transfer(policy: policy, url: request.url, timeout: step, answer: answer) }
             task.resume()
         }
     }
@@ -97,11 +71,7 @@ final class LibraryHTTPClient: NSObject, URLSessionDataDelegate, @unchecked Send
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         if let http = response as? HTTPURLResponse, let t = transfer(dataTask) {
-            var headers: [NativeHTTPHeader] = []
-            for (k, v) in http.allHeaderFields {
-                if let k = k as? String, let v = v as? String { headers.append(NativeHTTPHeader(k.lowercased(), v)) }
-            }
-            headers.sort { $0.name < $1.name }
+            let headers = NativeHTTPHeader.sorted(URLSessionSteps.headers(of: http))
             transfers.withLock { _ in
                 t.status = http.statusCode
                 t.headers = headers
@@ -151,14 +121,8 @@ final class LibraryHTTPClient: NSObject, URLSessionDataDelegate, @unchecked Send
         let answer: NativeHTTPAnswer
         if let refusal = t.refusal {
             answer = .refused(refusal)
-        } else if let error {
-            if let e = error as? URLError, e.code == .timedOut {
-                answer = .failed(HTTPClientError.timedOut(url: t.url, after: Double(t.timeout)).description)
-            } else {
-                answer = .failed(HTTPClientError.network(url: t.url, reason: error.localizedDescription).description)
-            }
-        } else if t.status == 0 {
-            answer = .failed(HTTPClientError.network(url: t.url, reason: "no HTTP response").description)
+        } else if error != nil || t.status == 0 {
+            answer = .failed(URLSessionSteps.failure(error, url: t.url, step: t.timeout).description)
         } else {
             answer = .response(status: t.status, headers: t.headers, body: t.body)
         }

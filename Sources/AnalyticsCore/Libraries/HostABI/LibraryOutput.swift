@@ -6,7 +6,8 @@ import Foundation
 /// lone byte) are shown as `?`, so no escape sequence reaches the terminal; a line is cut at
 /// `maxLine` bytes; and a library prints at most `burst` lines at once and `linesPerSecond` after
 /// that: what is over is counted and said (`N lines suppressed`) before its next line and when
-/// its output ends.
+/// its output ends (a runner's: before the host reaps it; log lines: a second after the last
+/// suppressed one, and when the client stops).
 package enum LibraryOutput {
     package static let maxLine = 4096
     package static let burst = 1000.0
@@ -78,6 +79,9 @@ package enum LibraryOutput {
             var armed = false
         }
         private let state = Locked(State())
+        /// Held while a count is taken and said (`saySuppressed`), so a count taken by one
+        /// thread is printed before another (the host stopping) goes on.
+        private let saying = Lock()
 
         /// Whether a line may be printed now, and how many were suppressed before it (to say
         /// first); a suppressed line is counted.
@@ -103,6 +107,16 @@ package enum LibraryOutput {
             }
         }
 
+        /// Takes the lines suppressed since the last one printed and, when there are any, says
+        /// their count with `say`, before any other caller of this method goes on: the host
+        /// stopping does not end while a timer that took the count has yet to print it.
+        package func saySuppressed(_ say: (Int) -> Void) {
+            saying.withLock {
+                let count = takeSuppressed()
+                if count > 0 { say(count) }
+            }
+        }
+
         /// True once per stretch of suppressed lines: the caller then says their count a
         /// moment later (`takeSuppressed`), even when no line follows.
         package func arm() -> Bool {
@@ -110,6 +124,24 @@ package enum LibraryOutput {
                 guard !s.armed, s.suppressed > 0 else { return false }
                 s.armed = true
                 return true
+            }
+        }
+    }
+
+    /// Standard error's writers of lines a library caused (a runner's output, the command's log
+    /// lines) take turns here: a line longer than a pipe writes at once (4 KiB: a cut line and
+    /// its prefix can be) is never cut into by another thread's line.
+    private static let standardErrorTurn = Lock()
+
+    /// Writes `bytes` (whole lines) to standard error, all of them before another writer here.
+    package static func writeToStandardError(_ bytes: [UInt8]) {
+        standardErrorTurn.withLock {
+            bytes.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = write(2, raw.baseAddress! + offset, raw.count - offset)
+                    if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { break }
+                }
             }
         }
     }

@@ -25,15 +25,16 @@ package struct NativeClientsError: Error, Sendable {
 }
 
 extension NativeClientsService {
-    /// The second clients of `analytics` (held weakly, as every host service is).
-    static func forwarding(to analytics: Analytics) -> NativeClientsService {
+    /// The second clients of `analytics` (held weakly, as every host service is), for the
+    /// library `key` (noted beside the queues of the clients it opens).
+    static func forwarding(to analytics: Analytics, key: String) -> NativeClientsService {
         let weak = WeakAnalytics(analytics)
         let gone = NativeHookResult.retryable("the client is gone")
         return NativeClientsService(
-            open: { key in
+            open: { writeKey in
                 guard let analytics = weak.value else { return .failure(NativeClientsError(message: "the client is gone", retryable: true)) }
                 do throws(SecondClients.OpenError) {
-                    return .success(try analytics.openSecondClient(writeKey: key))
+                    return .success(try analytics.openSecondClient(writeKey: writeKey, library: key))
                 } catch {
                     switch error {
                     case .refused(let why): return .failure(NativeClientsError(message: why, retryable: false))

@@ -50,34 +50,23 @@ extension HostServices.HTTP {
     /// must not hold up other answers). Only http and https URLs.
     static func sending(through client: HTTPClient) -> @Sendable (NativeHTTPRequest, @escaping @Sendable (NativeHTTPAnswer) -> Void) -> Void {
         { request, answer in
-            guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                  let host = url.host, !host.isEmpty else {
-                answer(.refused("\"\(request.url)\" is not an http or https URL"))
+            guard let url = NativeHTTPRequest.httpURL(request.url) else {
+                answer(.refused(NativeHTTPRequest.notHTTPURL(request.url)))
                 return
             }
             DispatchQueue.global().async {
-                var headers = request.headers.map { (name: $0.name, value: $0.value) }
-                var body = request.body
-                if request.gzip {
-                    do throws(GzipError) {
-                        body = try Gzip.compress(body)
-                    } catch {
-                        answer(.refused("cannot gzip the body for \(request.url): \(error)"))
-                        return
-                    }
-                    headers.removeAll { $0.name.lowercased() == "content-encoding" }
-                    headers.append((name: "Content-Encoding", value: "gzip"))
+                let prepared: HTTPRequest
+                switch request.prepared(url: url) {
+                case .success(let r): prepared = r
+                case .failure(let refusal): answer(.refused(refusal.reason)); return
                 }
                 // Not waited for here: several requests of an instance run at once, and a pool
                 // thread blocked per request can starve URLSession's own queues.
-                client.start(HTTPRequest(method: request.method, url: url, headers: headers,
-                                         body: body.isEmpty && request.method == "GET" ? nil : body, timeout: request.timeout)) { sent in
+                client.start(prepared) { sent in
                     DispatchQueue.global().async {
                         switch sent {
                         case .success(let response):
-                            let names = response.headers.keys.sorted()
-                            answer(.response(status: response.status, headers: names.map { NativeHTTPHeader($0, response.headers[$0]!) },
-                                             body: response.body))
+                            answer(.response(status: response.status, headers: NativeHTTPHeader.sorted(response.headers), body: response.body))
                         case .failure(let error):
                             answer(.failed(error.description))
                         }

@@ -16,10 +16,13 @@ final class IsolatedProcess: @unchecked Sendable {
     private let closed = Locked(false)
     /// Frames come from several threads (batches, replies, plugin calls): one at a time, whole.
     private let sending = NSLock()
+    /// Signalled when every line the runner printed was forwarded (its output's end of file).
+    private let outputEnded: DispatchSemaphore
 
-    private init(pid: pid_t, fd: Int32) {
+    private init(pid: pid_t, fd: Int32, outputEnded: DispatchSemaphore) {
         self.pid = pid
         self.fd = fd
+        self.outputEnded = outputEnded
     }
 
     struct SpawnError: Error, CustomStringConvertible { let description: String }
@@ -114,8 +117,8 @@ final class IsolatedProcess: @unchecked Sendable {
             close(output[0])
             throw SpawnError(description: "cannot start \(runner): \(String(cString: strerror(status)))")
         }
-        RunnerOutput.forward(output[0], label: label)
-        return IsolatedProcess(pid: pid, fd: pair[0])
+        let outputEnded = RunnerOutput.forward(output[0], label: label)
+        return IsolatedProcess(pid: pid, fd: pair[0], outputEnded: outputEnded)
     }
 
     /// Sends bytes; false when the child is gone or did not take them by `deadline`.
@@ -159,11 +162,15 @@ final class IsolatedProcess: @unchecked Sendable {
     private static let setsid: Int32 = 0x80
 
     /// Waits for the child to end and returns its wait status (once; later calls return the same).
+    /// Its last lines are forwarded first (and the count of those its rate suppressed said), so
+    /// they come before what the host reports about its end, and a host that exits right after
+    /// does not lose them: a second at most, since its output ends with the process.
     @discardableResult
     func wait() -> Int32 {
         if let status = reaped.withLock({ $0 }) { return status }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        if outputEnded.wait(timeout: .now() + 1) == .success { outputEnded.signal() }
         reaped.withLock { $0 = status }
         return status
     }

@@ -141,7 +141,10 @@ extension ProcessDestination {
         return text
     }
 
-    func crashed(status: Int32, during: String?, culprit: Item?, inFlight: [Item], requeue: [Item], timedOut: Bool, timeout: Double) {
+    /// `budget`: set when a call that sent empty results frames ran out of its item's budget
+    /// (the frames move the hook deadline on only within it).
+    func crashed(status: Int32, during: String?, culprit: Item?, inFlight: [Item], requeue: [Item], timedOut: Bool, timeout: Double,
+                 budget: Double? = nil) {
         endChild()
         let now = monotonicSeconds()
         crashTimes = crashTimes.filter { now - $0 < limits.crashWindow } + [now]
@@ -165,6 +168,9 @@ extension ProcessDestination {
         condition.unlock()
         let what = if let refusedFrame {
             "sent the host a malformed frame (\(refusedFrame)) and was ended"
+        } else if timedOut, let budget {
+            "did not answer within \(String(format: "%.1f", budget)) s of the call, its item's budget (the empty results frames it sent "
+                + "meanwhile move the \(timeout) s hook deadline on only within it), and was killed"
         } else if timedOut {
             "did not answer within \(timeout) s and was killed"
         } else {

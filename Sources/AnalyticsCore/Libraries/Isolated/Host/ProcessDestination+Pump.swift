@@ -128,7 +128,10 @@ extension ProcessDestination {
                 itemStarted = lastProgress
                 continue
             }
-            finishCrash(batch: batch, answered: answered, sequence: sequence, timedOut: !gone, timeout: timeout)
+            // Past the item's budget (empty results frames kept it going until then): said so.
+            let spent = !gone && monotonicSeconds() >= itemStarted + itemBudget
+            finishCrash(batch: batch, answered: answered, sequence: sequence, timedOut: !gone, timeout: timeout,
+                        budget: spent ? itemBudget : nil)
             return
         }
         crashesInARow = 0
@@ -179,7 +182,7 @@ extension ProcessDestination {
 
     /// The child died or hung in batch `sequence`: the item it was calling (from the progress
     /// page; else the first unanswered) is the culprit; every unanswered item goes again.
-    func finishCrash(batch: [Item], answered: Int, sequence: UInt64, timedOut: Bool, timeout: Double) {
+    func finishCrash(batch: [Item], answered: Int, sequence: UInt64, timedOut: Bool, timeout: Double, budget: Double? = nil) {
         guard let child else { return }
         child.kill()  // after a crash this changes nothing; a hung or silent child ends here
         let status = child.wait()
@@ -203,6 +206,7 @@ extension ProcessDestination {
             culprit = batch[answered]
         }
         culprit?.crashes += 1
-        crashed(status: status, during: culprit?.label, culprit: culprit, inFlight: inFlight, requeue: [], timedOut: timedOut, timeout: timeout)
+        crashed(status: status, during: culprit?.label, culprit: culprit, inFlight: inFlight, requeue: [], timedOut: timedOut, timeout: timeout,
+                budget: budget)
     }
 }

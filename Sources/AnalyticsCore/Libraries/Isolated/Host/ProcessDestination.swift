@@ -162,7 +162,7 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
         self.info = info
         self.runner = runner
         self.limits = analytics.configuration.isolation
-        self.retryPolicy = NativeRetryPolicy()
+        self.retryPolicy = analytics.configuration.libraryRetryPolicy
         self.wholeSettings = info.wantsWholeSettings
         self.durability = NativeDurability.resolve(settings: settings, library: info.durable)
         self.grants = JailGrants(settings: settings, key: info.key).merged(with: analytics.configuration.isolation.grants[info.key])

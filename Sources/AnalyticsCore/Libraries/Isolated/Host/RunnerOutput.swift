@@ -10,8 +10,10 @@ enum RunnerOutput {
     static let maxLine = LibraryOutput.maxLine
 
     /// Reads `fd` (the pipe's read end, owned from here) on a thread of its own until every
-    /// writer closed it, i.e. the runner ended.
-    static func forward(_ fd: Int32, label: String) {
+    /// writer closed it, i.e. the runner ended; the semaphore is signalled then, once the last
+    /// line and the count of the lines suppressed were written.
+    static func forward(_ fd: Int32, label: String) -> DispatchSemaphore {
+        let ended = DispatchSemaphore(value: 0)
         let rate = LibraryOutput.rate(for: "runner " + label)
         let thread = Thread {
             var pending: [UInt8] = []
@@ -51,9 +53,11 @@ enum RunnerOutput {
             let left = rate.takeSuppressed()
             if left > 0 { write(Array("runner \(label): \(LibraryOutput.suppressedText(left))\n".utf8)) }
             close(fd)
+            ended.signal()
         }
         thread.name = "runner output \(label)"
         thread.start()
+        return ended
     }
 
     /// The line as the host prints it.
@@ -62,6 +66,6 @@ enum RunnerOutput {
     }
 
     private static func write(_ text: [UInt8]) {
-        _ = text.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        LibraryOutput.writeToStandardError(text)
     }
 }
