@@ -60,7 +60,12 @@ enum ManyUserInput {
             e["properties"] = ["product_id": .string("p-\(i % 5_000)"), "name": "Café ☕ mug", "price": 19.99,
                                "currency": "EUR", "quantity": .number(JSONNumber(1 + i % 3)),
                                "revenue": .number(JSONNumber(Double(1 + i % 3) * 19.99)), "n": .number(JSONNumber(i))]
-            // An order carries its id (GA4 refuses a purchase without one).
+            // A checkout and an order carry their products, an order its id (GA4 refuses either
+            // without products, a purchase without an order id).
+            if i % names.count >= 2 {
+                e["properties"]?["products"] = [["product_id": .string("p-\(i % 5_000)"), "name": "Café ☕ mug", "price": 19.99,
+                                                 "quantity": .number(JSONNumber(1 + i % 3))]]
+            }
             if i % names.count == 3 { e["properties"]?["order_id"] = .string("o-\(i)") }
         }
         return e
@@ -388,8 +393,13 @@ func threadCPUSeconds() -> Double {
         defer { try? FileManager.default.removeItem(atPath: p) }
         var integrations: JSONObject = [:]
         for v in chosen { integrations[v.key] = v.settings }
+        let before = chosen.map { $0.requests() }
         let r = runPathBenchmark(input: input, lines: vendorLines, settings: ["integrations": .object(integrations)], plugins: p)
         var text = r.text + ratio(r)
+        if r.problem == nil {
+            let requests = zip(chosen, before).map { v, b in "\(v.key) \(v.requests() - b)" }
+            text += "; requests: " + requests.joined(separator: ", ")
+        }
         if r.problem == nil {
             // Nothing lost: every destination delivered or skipped what it was offered (the summary).
             let short = chosen.compactMap { v -> String? in
