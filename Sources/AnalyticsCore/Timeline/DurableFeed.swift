@@ -34,7 +34,7 @@ final class DurableFeed: @unchecked Sendable {
     private var nextTicket: UInt64 = 1
 
     /// Most events handed over and not crossed off at once (memory, and what a restart repeats).
-    /// Well above the host's bound on pending calls (``PendingCalls/defaultMaxPending``): a library
+    /// Above the host's bound on pending calls (``PendingCalls/defaultMaxPending``): a library
     /// that gathers a user's events (GA4) answers out of order, and a smaller window stalled the
     /// worker until the oldest group's wait ran out (4,096 events per `maxWaitSeconds`, measured).
     static let window = 32_768

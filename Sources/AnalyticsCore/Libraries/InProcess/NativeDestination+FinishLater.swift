@@ -72,13 +72,36 @@ extension NativeDestination {
     }
 
     /// Acts on the answers that arrived, oldest event first, and on calls past their deadline.
+    ///
+    /// A call past its deadline (no answer from the library for the hook timeout) is abandoned,
+    /// unless its event is on a durable queue: then it is answered retryable (called again, as
+    /// any retryable answer is), and once its attempts are spent it stays on the queue for the
+    /// next run, counted abandoned. A durable destination never loses an event to the timeout.
     func settleArrived() {
         let pending = integration.pendingCalls
+        var retries: [ParkedEvent] = []
         let late = pending.expire()
-        if !late.isEmpty { abandon(tokens: late, reason: "no answer within \(hookTimeout) s", crossOff: true) }
+        if !late.isEmpty {
+            var gone: [UInt64] = [], kept: [UInt64] = []
+            for token in late {
+                guard let p = parked[token] else { continue }
+                if p.ticket == nil {
+                    gone.append(token)
+                } else if p.attempt < retryPolicy.maxAttempts {
+                    retries.append(parked.removeValue(forKey: token)!)
+                } else {
+                    kept.append(token)
+                }
+            }
+            let reason = "no answer within \(hookTimeout) s"
+            abandon(tokens: gone, reason: reason, crossOff: true)
+            abandon(tokens: kept, reason: reason + " after \(retryPolicy.maxAttempts) attempts; kept on the durable queue for the next run", crossOff: false)
+            if !retries.isEmpty {
+                integration.hostLog(.warn, "\(retries.count) call\(retries.count == 1 ? "" : "s") answered pending, then \(reason); called again (on the durable queue until answered)")
+            }
+        }
         for refusal in pending.takeRefusals() { integration.notice(Int32(AH_NOTICE_REFUSED), refusal) }
         defer { if !parked.isEmpty { pending.scheduleExpiryWake() } }
-        var retries: [ParkedEvent] = []
         for (token, result) in pending.drain() {
             guard let p = parked.removeValue(forKey: token) else { continue }
             switch result {

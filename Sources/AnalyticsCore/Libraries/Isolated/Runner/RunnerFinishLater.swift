@@ -62,12 +62,32 @@ extension PluginRunner.Server {
     /// Acts on the answers that arrived and on calls past their deadline.
     func settleParked(beat: () -> Void) {
         guard let pending = table?.pendingCalls else { return }
+        var retries: [RunnerParkedEvent] = []
         let late = pending.expire()
-        if !late.isEmpty { abandon(late, reason: "no answer within \(hookTimeout) s", final: true) }
+        if !late.isEmpty {
+            // As in-process: a durable destination's late calls are answered retryable, and once
+            // their attempts are spent stay on its queue (not told as answered).
+            let reason = "no answer within \(hookTimeout) s"
+            if durable {
+                var kept: [UInt64] = []
+                for token in late {
+                    guard let p = parked[token] else { continue }
+                    if p.attempt < retryPolicy.maxAttempts { retries.append(parked.removeValue(forKey: token)!) } else { kept.append(token) }
+                }
+                abandon(kept, reason: reason + " after \(retryPolicy.maxAttempts) attempts; kept on the durable queue for the next run", final: false)
+                if !retries.isEmpty {
+                    out.frame(.call) { w in
+                        w.u32(0); w.u8(IsolationWire.Function.log.rawValue); w.i64(Int64(NativeLogLevel.warn.rawValue))
+                        w.text("\(retries.count) call\(retries.count == 1 ? "" : "s") answered pending, then \(reason); called again (on the durable queue until answered)")
+                    }
+                }
+            } else {
+                abandon(late, reason: reason, final: true)
+            }
+        }
         if let instance, let notices = library.notices {
             for refusal in pending.takeRefusals() { notices.tell(instance, Int32(AH_NOTICE_REFUSED), refusal) }
         }
-        var retries: [RunnerParkedEvent] = []
         for (token, result) in pending.drain() {
             guard let p = parked.removeValue(forKey: token) else { continue }
             switch result {
