@@ -376,7 +376,9 @@ func threadCPUSeconds() -> Double {
         }
         try? FileManager.default.removeItem(atPath: input)
     }
-    guard only == nil || only == "vendors" else { return }
+    // "vendor:KEY" runs that vendor's row alone.
+    let onlyVendor = only.flatMap { $0.hasPrefix("vendor:") ? String($0.dropFirst("vendor:".count)) : nil }
+    guard only == nil || only == "vendors" || onlyVendor != nil else { return }
     let input = dir + "/vendor-input.ndjson"
     ManyUserInput.write(to: input, lines: vendorLines)
     let libraries = dir + "/libraries"
@@ -410,8 +412,8 @@ func threadCPUSeconds() -> Double {
         }
         table.add("run → \(label), \(formatRate(Double(vendorLines))) lines, 1,000 users: lines/s (CPU µs/line: user+sys, peak RSS)", text)
     }
-    for v in vendors { row([v], "\(v.key) library (its loopback fake)") }
-    if vendors.count > 1 { row(vendors, "all \(vendors.count) vendor libraries at once") }
+    for v in vendors where onlyVendor == nil || onlyVendor == v.key { row([v], "\(v.key) library (its loopback fake)") }
+    if vendors.count > 1, onlyVendor == nil { row(vendors, "all \(vendors.count) vendor libraries at once") }
     for s in skipped { table.add("run → vendor library: \(s)", "skipped") }
     withExtendedLifetime(vendors.map(\.keepAlive)) {}
 }
