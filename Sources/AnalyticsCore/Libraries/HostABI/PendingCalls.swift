@@ -122,10 +122,11 @@ final class PendingCalls: Sendable {
         }
     }
 
-    /// The hook answered pending with `token`: its deadline starts now.
+    /// The hook answered pending with `token`: its deadline starts now, and the owner is woken
+    /// when the earliest parked call may expire (``scheduleExpiryWake()``, in the same lock).
     func park(_ token: UInt64, timeout: Double) {
-        state.withLock { s in
-            guard s.open[token] != nil else { return }
+        let due = state.withLock { s -> Double? in
+            guard s.open[token] != nil else { return nil }
             let deadline = monotonicSeconds() + timeout
             s.open[token] = .some(deadline)
             s.timeout = timeout
@@ -139,21 +140,28 @@ final class PendingCalls: Sendable {
                 s.parkedOrder = s.parkedOrder[s.parkedHead...].filter { s.open[$0.token] == .some(.some($0.deadline)) }
                 s.parkedHead = 0
             }
+            return Self.claimExpiryWake(&s)
         }
+        if let due { armExpiryWake(due) }
     }
 
     /// Makes sure the owner is woken when the earliest parked call expires, even if nothing else
     /// happens by then (an idle worker must still abandon, count and report it in time).
     func scheduleExpiryWake() {
-        let due = state.withLock { s -> Double? in
-            // Deadlines only grow, so a wake-up already scheduled comes no later than needed (one
-            // that comes early finds nothing expired and schedules the next).
-            if s.expiryWake != nil { return nil }
-            guard let earliest = Self.earliestExpiry(&s) else { return nil }
-            s.expiryWake = earliest
-            return earliest
-        }
-        guard let due else { return }
+        if let due = state.withLock({ Self.claimExpiryWake(&$0) }) { armExpiryWake(due) }
+    }
+
+    /// When a wake-up is to be armed (nil: one is armed already, or nothing is parked).
+    private static func claimExpiryWake(_ s: inout State) -> Double? {
+        // Deadlines only grow, so a wake-up already scheduled comes no later than needed (one
+        // that comes early finds nothing expired and schedules the next).
+        if s.expiryWake != nil { return nil }
+        guard let earliest = earliestExpiry(&s) else { return nil }
+        s.expiryWake = earliest
+        return earliest
+    }
+
+    private func armExpiryWake(_ due: Double) {
         // Also in a jailed runner: not the global pool (SideQueue says why).
         SideQueue.async("pending-call expiry", after: max(0, due - monotonicSeconds()) + 0.005) { [self] in
             let fire = state.withLock { s -> Bool in
@@ -177,6 +185,25 @@ final class PendingCalls: Sendable {
         }
     }
 
+    /// What the owner acts on, in one lock (it asks before every event hook): the calls past
+    /// their deadline (``expire(now:)``), the refusals (``takeRefusals()``) and the answers that
+    /// arrived, oldest call first (``drain()``); and the expiry wake-up armed again if due
+    /// (``scheduleExpiryWake()``).
+    func collect(now: Double = monotonicSeconds()) -> (late: [UInt64], refusals: [String], answers: [(UInt64, NativeHookResult)]) {
+        let (late, refusals, answers, due) = state.withLock { s -> ([UInt64], [String], [(UInt64, NativeHookResult)], Double?) in
+            let late = Self.expired(&s, now: now)
+            let refusals = s.refusals
+            if !refusals.isEmpty { s.refusals.removeAll() }
+            s.wakePosted = false
+            let due = Self.claimExpiryWake(&s)
+            guard !s.completed.isEmpty else { return (late, refusals, [], due) }
+            defer { s.completed.removeAll(keepingCapacity: true) }
+            return (late, refusals, s.completed.count == 1 ? s.completed : s.completed.sorted { $0.0 < $1.0 }, due)
+        }
+        if let due { armExpiryWake(due) }
+        return (late, refusals, answers)
+    }
+
     /// Answers that arrived, oldest call first.
     func drain() -> [(UInt64, NativeHookResult)] {
         state.withLock { s in
@@ -189,20 +216,22 @@ final class PendingCalls: Sendable {
     /// Parked tokens past their deadline with no answer from the library for as long, now gone (a
     /// later completion is a reported no-op), oldest first. Costs nothing while none is due.
     func expire(now: Double = monotonicSeconds()) -> [UInt64] {
-        state.withLock { s in
-            guard let earliest = Self.earliestExpiry(&s), earliest <= now else { return [] }
-            var late: [UInt64] = []
-            while s.parkedHead < s.parkedOrder.count {
-                let (token, deadline) = s.parkedOrder[s.parkedHead]
-                if s.open[token] == .some(.some(deadline)) {
-                    guard deadline <= now else { break }
-                    s.open.removeValue(forKey: token)
-                    late.append(token)
-                }
-                s.parkedHead += 1
+        state.withLock { Self.expired(&$0, now: now) }
+    }
+
+    private static func expired(_ s: inout State, now: Double) -> [UInt64] {
+        guard let earliest = earliestExpiry(&s), earliest <= now else { return [] }
+        var late: [UInt64] = []
+        while s.parkedHead < s.parkedOrder.count {
+            let (token, deadline) = s.parkedOrder[s.parkedHead]
+            if s.open[token] == .some(.some(deadline)) {
+                guard deadline <= now else { break }
+                s.open.removeValue(forKey: token)
+                late.append(token)
             }
-            return late
+            s.parkedHead += 1
         }
+        return late
     }
 
     /// When the first parked call expires (nil: none parked): its deadline, or later while the

@@ -47,9 +47,10 @@ extension NativeDestination {
         while true {
             switch integration.deliverAllowingPending(event) {
             case .pending(let token):
-                integration.pendingCalls.park(token, timeout: hookTimeout)
+                // Parked first: an answer that comes meanwhile waits in `pendingCalls` until the
+                // next settle, on this thread (park also arms the expiry wake-up).
                 parked[token] = ParkedEvent(event: event, attempt: attempt, ticket: ticket)
-                integration.pendingCalls.scheduleExpiryWake()
+                integration.pendingCalls.park(token, timeout: hookTimeout)
                 return true
             case .done(.ok):
                 finish(ticket)
@@ -80,7 +81,7 @@ extension NativeDestination {
     func settleArrived() {
         let pending = integration.pendingCalls
         var retries: [ParkedEvent] = []
-        let late = pending.expire()
+        let (late, refusals, answers) = pending.collect()
         if !late.isEmpty {
             var gone: [UInt64] = [], kept: [UInt64] = []
             for token in late {
@@ -100,9 +101,8 @@ extension NativeDestination {
                 integration.hostLog(.warn, "\(retries.count) call\(retries.count == 1 ? "" : "s") answered pending, then \(reason); called again (on the durable queue until answered)")
             }
         }
-        for refusal in pending.takeRefusals() { integration.notice(Int32(AH_NOTICE_REFUSED), refusal) }
-        defer { if !parked.isEmpty { pending.scheduleExpiryWake() } }
-        for (token, result) in pending.drain() {
+        for refusal in refusals { integration.notice(Int32(AH_NOTICE_REFUSED), refusal) }
+        for (token, result) in answers {
             guard let p = parked.removeValue(forKey: token) else { continue }
             switch result {
             case .ok:

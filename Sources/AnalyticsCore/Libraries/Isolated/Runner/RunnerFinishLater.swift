@@ -40,12 +40,11 @@ extension PluginRunner.Server {
         let token = pending.takeCall()
         if status == ah_status(AH_PENDING) {
             guard token != 0 else { return (ah_status(AH_ERR_PERMANENT), "\(op.hookName) answered AH_PENDING without taking a completion token") }
-            pending.park(token, timeout: hookTimeout)
             let serial = redeliverySerial ?? nextSerial
             if redeliverySerial == nil { nextSerial += 1 }
             parked[token] = RunnerParkedEvent(op: op, bytes: [UInt8](UnsafeRawBufferPointer(start: text, count: length)),
                                               attempt: currentAttempt, serial: serial)
-            pending.scheduleExpiryWake()
+            pending.park(token, timeout: hookTimeout)  // arms the expiry wake-up too
             return (Self.parkedStatus, "")
         }
         if token != 0, pending.void(token) {
@@ -63,7 +62,7 @@ extension PluginRunner.Server {
     func settleParked(beat: () -> Void) {
         guard let pending = table?.pendingCalls else { return }
         var retries: [RunnerParkedEvent] = []
-        let late = pending.expire()
+        let (late, refusals, answers) = pending.collect()
         if !late.isEmpty {
             // As in-process: a durable destination's late calls are answered retryable, and once
             // their attempts are spent stay on its queue (not told as answered).
@@ -86,9 +85,9 @@ extension PluginRunner.Server {
             }
         }
         if let instance, let notices = library.notices {
-            for refusal in pending.takeRefusals() { notices.tell(instance, Int32(AH_NOTICE_REFUSED), refusal) }
+            for refusal in refusals { notices.tell(instance, Int32(AH_NOTICE_REFUSED), refusal) }
         }
-        for (token, result) in pending.drain() {
+        for (token, result) in answers {
             guard let p = parked.removeValue(forKey: token) else { continue }
             switch result {
             case .ok: answeredSerials.append(p.serial)
@@ -106,7 +105,6 @@ extension PluginRunner.Server {
             sleepBeating(retryPolicy.delay(afterAttempt: retries.map(\.attempt).min()!, hint: table?.retryHint), beat: beat)
             for p in retries { redeliver(p, beat: beat) }
         }
-        if !parked.isEmpty { pending.scheduleExpiryWake() }
         tellAnswered()
     }
 
