@@ -912,8 +912,11 @@ typedef struct ah_host_http_requests {
  *
  * Bounds: at most `max_pending` calls of one instance are pending; the host waits for a
  * completion before it calls the next event hook (its queue fills meanwhile, as behind a slow
- * hook). A call pending for longer than the host's hook timeout is abandoned, counted and
- * reported as a hung hook would be. A flush waits (within that timeout) for every pending call
+ * hook). A call pending for longer than the host's hook timeout, with no completion of any call
+ * of the instance for as long, is abandoned, counted and reported as a hung hook would be (a
+ * library working through many held calls, completing some, is not hung); when its event is on
+ * a durable queue (AH_EXT_DURABLE) it is instead treated as AH_ERR_RETRYABLE (called again), and
+ * once its attempts are spent it stays on the queue for the next run. A flush waits (within that timeout) for every pending call
  * of the instance; before `destroy` the host waits for them likewise, then abandons the rest. */
 #define AH_EXT_FINISH_LATER "analytics-host.finish-later/1"
 

@@ -60,12 +60,11 @@ enum ManyUserInput {
             e["properties"] = ["product_id": .string("p-\(i % 5_000)"), "name": "Café ☕ mug", "price": 19.99,
                                "currency": "EUR", "quantity": .number(JSONNumber(1 + i % 3)),
                                "revenue": .number(JSONNumber(Double(1 + i % 3) * 19.99)), "n": .number(JSONNumber(i))]
-            // A checkout and an order carry their products, an order its id (GA4 refuses
-            // begin_checkout and purchase without items, and a purchase without its id, as
-            // Segment's GA4 destination does).
+            // A checkout and an order carry their products, an order its id (GA4 refuses either
+            // without products, a purchase without an order id).
             if i % names.count >= 2 {
                 e["properties"]?["products"] = [["product_id": .string("p-\(i % 5_000)"), "name": "Café ☕ mug", "price": 19.99,
-                                                  "quantity": .number(JSONNumber(1 + i % 3))]]
+                                                 "quantity": .number(JSONNumber(1 + i % 3))]]
             }
             if i % names.count == 3 { e["properties"]?["order_id"] = .string("o-\(i)") }
         }
@@ -395,7 +394,9 @@ func threadCPUSeconds() -> Double {
         }
         try? FileManager.default.removeItem(atPath: input)
     }
-    guard only == nil || only == "vendors" else { return }
+    // "vendor:KEY" runs that vendor's row alone.
+    let onlyVendor = only.flatMap { $0.hasPrefix("vendor:") ? String($0.dropFirst("vendor:".count)) : nil }
+    guard only == nil || only == "vendors" || onlyVendor != nil else { return }
     let input = dir + "/vendor-input.ndjson"
     ManyUserInput.write(to: input, lines: vendorLines)
     let libraries = dir + "/libraries"
@@ -412,8 +413,13 @@ func threadCPUSeconds() -> Double {
         defer { try? FileManager.default.removeItem(atPath: p) }
         var integrations: JSONObject = [:]
         for v in chosen { integrations[v.key] = v.settings }
+        let before = chosen.map { $0.requests() }
         let r = runPathBenchmark(input: input, lines: vendorLines, settings: ["integrations": .object(integrations)], plugins: p)
         var text = r.text + ratio(r)
+        if r.problem == nil {
+            let requests = zip(chosen, before).map { v, b in "\(v.key) \(v.requests() - b)" }
+            text += "; requests: " + requests.joined(separator: ", ")
+        }
         if r.problem == nil {
             // Nothing lost: every destination delivered or skipped what it was offered (the summary).
             let short = chosen.compactMap { v -> String? in
@@ -424,8 +430,8 @@ func threadCPUSeconds() -> Double {
         }
         table.add("run → \(label), \(formatRate(Double(vendorLines))) lines, 1,000 users: lines/s (CPU µs/line: user+sys, peak RSS)", text)
     }
-    for v in vendors { row([v], "\(v.key) library (its loopback fake)") }
-    if vendors.count > 1 { row(vendors, "all \(vendors.count) vendor libraries at once") }
+    for v in vendors where onlyVendor == nil || onlyVendor == v.key { row([v], "\(v.key) library (its loopback fake)") }
+    if vendors.count > 1, onlyVendor == nil { row(vendors, "all \(vendors.count) vendor libraries at once") }
     for s in skipped { table.add("run → vendor library: \(s)", "skipped") }
     withExtendedLifetime(vendors.map(\.keepAlive)) {}
 }

@@ -111,7 +111,7 @@ if CommandLine.arguments.dropFirst().first == "vendors" {
     exit(0)
 }
 
-// `analytics-bench run [LINES [VENDOR_LINES [receive|vendors]]]`: only the `run` rows: the floor,
+// `analytics-bench run [LINES [VENDOR_LINES [receive|vendors|vendor:KEY]]]`: only the `run` rows: the floor,
 // run → receive and run → each vendor library and all four, on a many-user input.
 if CommandLine.arguments.dropFirst().first == "run" {
     let args = CommandLine.arguments

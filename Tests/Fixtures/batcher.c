@@ -26,7 +26,9 @@
 #include <string.h>
 #include "analytics_plugin.h"
 
+#ifndef MAX_HELD
 #define MAX_HELD 2048
+#endif
 
 typedef struct held {
     uint64_t token;

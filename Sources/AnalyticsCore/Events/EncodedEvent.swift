@@ -50,6 +50,30 @@ struct EncodedEvent: EventText, @unchecked Sendable {
         self.init(type: event.type, published: encoding)
     }
 
+    /// An event stored as `text` (a durable queue's record, written by the host from a valid
+    /// event), taken as it is: only its members' bounds and its `"type"` are read, nothing is
+    /// decoded. nil when that does not find an object with a known type (the caller then parses).
+    init?(storedText text: ArraySlice<UInt8>) {
+        let type = text.withUnsafeBufferPointer { t -> EventType? in
+            guard let members = JSONMemberScanner.members(of: t) else { return nil }
+            var found: EventType?
+            for m in members.reversed() {
+                // The key `"type"` written plainly, its value a plain string.
+                guard m.valueStart - m.start >= 7, t[m.start + 1] == UInt8(ascii: "t"), t[m.start + 2] == UInt8(ascii: "y"),
+                      t[m.start + 3] == UInt8(ascii: "p"), t[m.start + 4] == UInt8(ascii: "e"), t[m.start + 5] == UInt8(ascii: "\"")
+                else { continue }
+                guard t[m.valueStart] == UInt8(ascii: "\""), m.valueEnd - m.valueStart <= 10 else { return nil }
+                let name = UnsafeBufferPointer(rebasing: t[(m.valueStart + 1)..<(m.valueEnd - 1)])
+                if name.contains(UInt8(ascii: "\\")) { return nil }
+                found = EventType(rawValue: String(decoding: name, as: UTF8.self))
+                break
+            }
+            return found
+        }
+        guard let type else { return nil }
+        self.init(type: type, published: SharedEncoding.make(publishedText: text))
+    }
+
     private init(type: EventType, published encoding: SharedEncoding) {
         self.type = type
         self.encoding = encoding

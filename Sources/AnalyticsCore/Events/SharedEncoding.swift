@@ -64,6 +64,17 @@ struct SharedEncoding: @unchecked Sendable {
         SharedEncoding(storage: Storage(base: nil, source: payload))
     }
 
+    /// An encoding whose text is `text`, published at once (an event read back from a durable
+    /// queue and handed on as the text it was stored as).
+    static func make(publishedText text: ArraySlice<UInt8>) -> SharedEncoding {
+        let storage = Storage(base: nil)
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: text.count, alignment: 1)
+        text.withUnsafeBytes { memory.copyMemory(from: $0) }
+        storage.text = UnsafeRawBufferPointer(memory)
+        storage.stage.store(Storage.published, ordering: .releasing)
+        return SharedEncoding(storage: storage)
+    }
+
     /// The payload, when the encoding holds it.
     var source: JSONObject? { storage.source }
 

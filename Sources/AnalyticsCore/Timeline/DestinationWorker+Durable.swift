@@ -104,7 +104,9 @@ extension DestinationWorker {
             case .control(let item):
                 if !handleOne(item, &plan, feed) { return endDurable(feed) }
             case .events(let limit, let appendedSoFar):
-                let entries = feed.next(limit: limit)
+                // A destination that takes text alone (nothing else in its timeline) gets the
+                // stored text as it is.
+                let entries = feed.next(limit: limit, asText: taker != nil && destination.timeline.isBare(&plan))
                 condition.lock()
                 if entries.isEmpty {
                     if feed.room > 0 {
@@ -177,8 +179,14 @@ extension DestinationWorker {
         var unreadable: [UInt64] = []
         var tickets: [UInt64] = []
         for entry in entries {
-            guard let event = entry.event else { unreadable.append(entry.ticket); continue }
-            items.append(.event(event))
+            if let encoded = entry.encoded {
+                items.append(.encoded(encoded))
+            } else if let event = entry.event {
+                items.append(.event(event))
+            } else {
+                unreadable.append(entry.ticket)
+                continue
+            }
             tickets.append(entry.ticket)
         }
         if !unreadable.isEmpty {

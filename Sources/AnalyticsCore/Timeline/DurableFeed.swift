@@ -34,7 +34,7 @@ final class DurableFeed: @unchecked Sendable {
     private var nextTicket: UInt64 = 1
 
     /// Most events handed over and not crossed off at once (memory, and what a restart repeats).
-    /// Well above the host's bound on pending calls (``PendingCalls/defaultMaxPending``): a library
+    /// Above the host's bound on pending calls (``PendingCalls/defaultMaxPending``): a library
     /// that gathers a user's events (GA4) answers out of order, and a smaller window stalled the
     /// worker until the oldest group's wait ran out (4,096 events per `maxWaitSeconds`, measured).
     static let window = 32_768
@@ -71,16 +71,20 @@ final class DurableFeed: @unchecked Sendable {
     var handed: Int { done.count }
     var room: Int { max(0, Self.window - done.count) }
 
-    /// One event read back for handing over: its ticket and the event (nil when the stored text
-    /// is not an event any more: reported, and to be finished at once).
+    /// One event read back for handing over: its ticket and the event, as values or as its
+    /// stored text (both nil when the stored text is not an event any more: reported, and to be
+    /// finished at once).
     struct Entry {
         let ticket: UInt64
         let event: Event?
+        var encoded: EncodedEvent? = nil
     }
 
     /// The next (at most `limit`) events after the window, which they join. Empty when the disk
-    /// holds nothing more (or the window is full).
-    func next(limit: Int) -> [Entry] {
+    /// holds nothing more (or the window is full). `asText`: the destination takes text alone, so
+    /// an event is handed on as the text it was stored as, not parsed into values (it is, should
+    /// it need values after all).
+    func next(limit: Int, asText: Bool = false) -> [Entry] {
         let want = min(limit, room)
         guard want > 0 else { return [] }
         // Only what follows the window is read (reading the window again on every call made each
@@ -112,7 +116,11 @@ final class DurableFeed: @unchecked Sendable {
             let ticket = base + UInt64(done.count)
             done.append(false)
             nextTicket = max(nextTicket, ticket + 1)
-            entries.append(Entry(ticket: ticket, event: Self.event(from: batch[index])))
+            if asText, let encoded = EncodedEvent(storedText: batch[index]) {
+                entries.append(Entry(ticket: ticket, event: nil, encoded: encoded))
+            } else {
+                entries.append(Entry(ticket: ticket, event: Self.event(from: batch[index])))
+            }
         }
         return entries
     }

@@ -7,12 +7,12 @@ import Testing
 /// network grant: events batched across calls per user through the host's HTTP requests, each call
 /// answered when the Measurement Protocol fake answered the request that carried it.
 @Suite struct GA4LaterTests {
-    static func client(_ fake: GA4Fake, mode: IsolationMode, extra: JSONObject = [:]) throws -> FixtureLibraryClient {
+    static func client(_ fake: GA4Fake, mode: IsolationMode, extra: JSONObject = [:], hookTimeout: Double = 10) throws -> FixtureLibraryClient {
         _ = try SwiftPluginFiles.load("GoogleAnalytics4Integration")  // fails with the reason when not built or stale
         var settings: JSONObject = ["measurementId": .string(fake.streamId), "apiSecret": .string(fake.apiSecret), "apiHost": .string(fake.baseURL)]
         settings.merge(extra)
         return try FixtureLibraryClient(file: SwiftPluginFiles.path("GoogleAnalytics4Integration"), key: "Google Analytics 4",
-                                        settings: settings, mode: mode)
+                                        settings: settings, mode: mode, hookTimeout: hookTimeout)
     }
 
     static let now = ISO8601DateFormatter().string(from: Date())
@@ -102,6 +102,37 @@ import Testing
         // Each client's 30 events: one request of 25 and one of 5.
         #expect(fake.bodies.count == users * 2, "\(fake.bodies.count) requests for \(users * perUser) events of \(users) users")
         #expect(c.analytics.shutdown())
+    }
+
+    /// Many users interleaved, GA4 slow to answer: the library holds thousands of calls (up to
+    /// the host's bound) to fill each client's requests, and works through them a request at a
+    /// time for longer than the hook timeout. A held call is not hung while answers keep coming:
+    /// none is abandoned or called again, every event arrives once, in far fewer requests than
+    /// events. (With the deadline counted from the park alone, the calls still queued behind the
+    /// others expired and left the durable queue unsent.)
+    @Test(arguments: [IsolationMode.inProcess, .process])
+    func manyUsersAreGroupedAndNothingIsLostWhileAnswersTakeLongerThanTheHookTimeout(mode: IsolationMode) throws {
+        let fake = try GA4Fake()
+        defer { fake.server.stop() }
+        fake.responseDelay = 0.05
+        let c = try Self.client(fake, mode: mode, extra: ["maxWaitSeconds": 2], hookTimeout: 3)
+        let users = 400, perUser = 25, total = users * perUser
+        let started = monotonicSeconds()
+        for n in 0..<total { Self.track(c, "Item Viewed", user: "u-\(n % users)", n: n) }
+        let stats = try #require(c.stats)
+        #expect(eventually(timeout: 120) { fake.events.count >= total }, "\(fake.events.count) of \(total) in GA4; \(stats)")
+        let requests = fake.server.requestCount
+        #expect(monotonicSeconds() - started > 3, "the answers took longer than the hook timeout")
+        #expect(c.analytics.flush())
+        #expect(stats.queued == 0, "\(stats)")
+        #expect(stats.delivered == total && stats.failed == 0 && stats.abandoned == 0, "\(stats)")
+        let ingested = fake.events.compactMap { $0["params"]?["n"]?.intValue }
+        #expect(ingested.sorted() == Array(0..<total), "every event once: \(ingested.count) of \(total), \(Set(ingested).count) distinct")
+        #expect(requests * 5 <= total, "\(requests) requests for \(total) events of \(users) users")
+        #expect(fake.violations == [])
+        #expect(c.analytics.shutdown())
+        #expect(c.errors.all.isEmpty, "\(c.errors.messages.prefix(3))")
+        #expect(!c.logs.withLock { $0 }.contains { $0.contains("called again") || $0.contains("not pending") }, "no call expired")
     }
 
     @Test(arguments: [IsolationMode.inProcess, .process])

@@ -10,8 +10,16 @@ import Synchronization
 /// calls, so answers handed over in token order keep the events' order. A completion that finds
 /// no taken or parked token (unknown, twice, abandoned, after the end) changes nothing and is
 /// reported once per kind of mistake.
+///
+/// When a parked call expires: once the timeout passed since it was parked *and* since the
+/// library last completed any call. A library that holds many calls to gather them (GA4 groups a
+/// user's events across 25,000 held calls) answers them a request at a time: while answers keep
+/// coming it is working through what it holds, and a call still queued behind the others is not
+/// hung. A library that answers nothing for the timeout is, and its expired calls go as before.
 final class PendingCalls: Sendable {
-    static let defaultMaxPending = 1000
+    /// Enough for a library that gathers each user's events (GA4: up to 25 per request) over a
+    /// thousand users interleaved; the host's memory for them is the events' own.
+    static let defaultMaxPending = 25_000
 
     let maxPending: Int
     private let log: @Sendable (NativeLogLevel, String) -> Void
@@ -23,6 +31,14 @@ final class PendingCalls: Sendable {
         var current: UInt64 = 0
         /// Taken or parked tokens: the deadline once parked (nil while taken).
         var open: [UInt64: Double?] = [:]
+        /// Parked tokens with their deadline, in the order they were parked (deadlines grow along
+        /// it); entries from `parkedHead` on, those no longer open skipped lazily.
+        var parkedOrder: [(token: UInt64, deadline: Double)] = []
+        var parkedHead = 0
+        /// When the library last completed a call (monotonic seconds; 0: never), and the timeout
+        /// the calls were parked with.
+        var lastAnswer = 0.0
+        var timeout = 0.0
         var completed: [(UInt64, NativeHookResult)] = []
         var ended = false
         var reported: Set<String> = []
@@ -77,6 +93,7 @@ final class PendingCalls: Sendable {
                 return (false, s.reported.insert(token == 0 || token >= s.next ? "unknown" : "stale").inserted ? "completed \(why); ignored" : nil, false)
             }
             s.completed.append((token, result))
+            s.lastAnswer = monotonicSeconds()
             let post = !s.wakePosted
             s.wakePosted = true
             return (true, nil, post)
@@ -105,25 +122,46 @@ final class PendingCalls: Sendable {
         }
     }
 
-    /// The hook answered pending with `token`: its deadline starts now.
+    /// The hook answered pending with `token`: its deadline starts now, and the owner is woken
+    /// when the earliest parked call may expire (``scheduleExpiryWake()``, in the same lock).
     func park(_ token: UInt64, timeout: Double) {
-        state.withLock { s in
-            if s.open[token] != nil { s.open[token] = .some(monotonicSeconds() + timeout) }
+        let due = state.withLock { s -> Double? in
+            guard s.open[token] != nil else { return nil }
+            let deadline = monotonicSeconds() + timeout
+            s.open[token] = .some(deadline)
+            s.timeout = timeout
+            s.parkedOrder.append((token, deadline))
+            if s.parkedHead > 1024, s.parkedHead * 2 > s.parkedOrder.count {
+                s.parkedOrder.removeFirst(s.parkedHead)
+                s.parkedHead = 0
+            } else if s.parkedOrder.count - s.parkedHead > 2 * s.open.count + 1024 {
+                // A call that stays open while later ones are answered keeps the answered ones
+                // behind it: dropped here, so the list stays the size of what is parked.
+                s.parkedOrder = s.parkedOrder[s.parkedHead...].filter { s.open[$0.token] == .some(.some($0.deadline)) }
+                s.parkedHead = 0
+            }
+            return Self.claimExpiryWake(&s)
         }
+        if let due { armExpiryWake(due) }
     }
 
     /// Makes sure the owner is woken when the earliest parked call expires, even if nothing else
     /// happens by then (an idle worker must still abandon, count and report it in time).
     func scheduleExpiryWake() {
-        let due = state.withLock { s -> Double? in
-            // Deadlines only grow, so a wake-up already scheduled comes no later than needed (one
-            // that comes early finds nothing expired and schedules the next).
-            if s.expiryWake != nil { return nil }
-            guard let earliest = s.open.values.compactMap({ $0 }).min() else { return nil }
-            s.expiryWake = earliest
-            return earliest
-        }
-        guard let due else { return }
+        if let due = state.withLock({ Self.claimExpiryWake(&$0) }) { armExpiryWake(due) }
+    }
+
+    /// When a wake-up is to be armed (nil: one is armed already, or nothing is parked).
+    private static func claimExpiryWake(_ s: inout State) -> Double? {
+        // Deadlines only grow, so a wake-up already scheduled comes no later than needed (one
+        // that comes early finds nothing expired and schedules the next).
+        if s.expiryWake != nil { return nil }
+        guard let earliest = earliestExpiry(&s) else { return nil }
+        s.expiryWake = earliest
+        return earliest
+    }
+
+    private func armExpiryWake(_ due: Double) {
         // Also in a jailed runner: not the global pool (SideQueue says why).
         SideQueue.async("pending-call expiry", after: max(0, due - monotonicSeconds()) + 0.005) { [self] in
             let fire = state.withLock { s -> Bool in
@@ -147,6 +185,25 @@ final class PendingCalls: Sendable {
         }
     }
 
+    /// What the owner acts on, in one lock (it asks before every event hook): the calls past
+    /// their deadline (``expire(now:)``), the refusals (``takeRefusals()``) and the answers that
+    /// arrived, oldest call first (``drain()``); and the expiry wake-up armed again if due
+    /// (``scheduleExpiryWake()``).
+    func collect(now: Double = monotonicSeconds()) -> (late: [UInt64], refusals: [String], answers: [(UInt64, NativeHookResult)]) {
+        let (late, refusals, answers, due) = state.withLock { s -> ([UInt64], [String], [(UInt64, NativeHookResult)], Double?) in
+            let late = Self.expired(&s, now: now)
+            let refusals = s.refusals
+            if !refusals.isEmpty { s.refusals.removeAll() }
+            s.wakePosted = false
+            let due = Self.claimExpiryWake(&s)
+            guard !s.completed.isEmpty else { return (late, refusals, [], due) }
+            defer { s.completed.removeAll(keepingCapacity: true) }
+            return (late, refusals, s.completed.count == 1 ? s.completed : s.completed.sorted { $0.0 < $1.0 }, due)
+        }
+        if let due { armExpiryWake(due) }
+        return (late, refusals, answers)
+    }
+
     /// Answers that arrived, oldest call first.
     func drain() -> [(UInt64, NativeHookResult)] {
         state.withLock { s in
@@ -156,16 +213,38 @@ final class PendingCalls: Sendable {
         }
     }
 
-    /// Parked tokens past their deadline, now gone (a later completion is a reported no-op).
+    /// Parked tokens past their deadline with no answer from the library for as long, now gone (a
+    /// later completion is a reported no-op), oldest first. Costs nothing while none is due.
     func expire(now: Double = monotonicSeconds()) -> [UInt64] {
-        state.withLock { s in
-            let late = s.open.compactMap { token, deadline -> UInt64? in
-                guard let deadline, deadline <= now else { return nil }
-                return token
-            }.sorted()
-            for t in late { s.open.removeValue(forKey: t) }
-            return late
+        state.withLock { Self.expired(&$0, now: now) }
+    }
+
+    private static func expired(_ s: inout State, now: Double) -> [UInt64] {
+        guard let earliest = earliestExpiry(&s), earliest <= now else { return [] }
+        var late: [UInt64] = []
+        while s.parkedHead < s.parkedOrder.count {
+            let (token, deadline) = s.parkedOrder[s.parkedHead]
+            if s.open[token] == .some(.some(deadline)) {
+                guard deadline <= now else { break }
+                s.open.removeValue(forKey: token)
+                late.append(token)
+            }
+            s.parkedHead += 1
         }
+        return late
+    }
+
+    /// When the first parked call expires (nil: none parked): its deadline, or later while the
+    /// library answered within the timeout. Drops answered calls from the front of the order.
+    private static func earliestExpiry(_ s: inout State) -> Double? {
+        while s.parkedHead < s.parkedOrder.count {
+            let (token, deadline) = s.parkedOrder[s.parkedHead]
+            if s.open[token] == .some(.some(deadline)) { return max(deadline, s.lastAnswer + s.timeout) }
+            s.parkedHead += 1
+        }
+        s.parkedOrder.removeAll(keepingCapacity: true)
+        s.parkedHead = 0
+        return nil
     }
 
     /// Refused completions since the last call, for the library's notices.
@@ -181,7 +260,7 @@ final class PendingCalls: Sendable {
     func waitForArrival(until deadline: Double) {
         let earliest = state.withLock { s -> Double? in
             if !s.completed.isEmpty { return nil }
-            return s.open.values.compactMap { $0 }.min() ?? deadline
+            return Self.earliestExpiry(&s) ?? deadline
         }
         guard let earliest else { return }
         let until = min(deadline, earliest)
@@ -199,7 +278,7 @@ final class PendingCalls: Sendable {
         state.withLock { s in
             s.ended = true
             s.armed = false
-            defer { s.open.removeAll(); s.completed.removeAll() }
+            defer { s.open.removeAll(); s.completed.removeAll(); s.parkedOrder.removeAll(); s.parkedHead = 0 }
             return s.open.keys.sorted()
         }
     }

@@ -47,9 +47,10 @@ extension NativeDestination {
         while true {
             switch integration.deliverAllowingPending(event) {
             case .pending(let token):
-                integration.pendingCalls.park(token, timeout: hookTimeout)
+                // Parked first: an answer that comes meanwhile waits in `pendingCalls` until the
+                // next settle, on this thread (park also arms the expiry wake-up).
                 parked[token] = ParkedEvent(event: event, attempt: attempt, ticket: ticket)
-                integration.pendingCalls.scheduleExpiryWake()
+                integration.pendingCalls.park(token, timeout: hookTimeout)
                 return true
             case .done(.ok):
                 finish(ticket)
@@ -72,14 +73,36 @@ extension NativeDestination {
     }
 
     /// Acts on the answers that arrived, oldest event first, and on calls past their deadline.
+    ///
+    /// A call past its deadline (no answer from the library for the hook timeout) is abandoned,
+    /// unless its event is on a durable queue: then it is answered retryable (called again, as
+    /// any retryable answer is), and once its attempts are spent it stays on the queue for the
+    /// next run, counted abandoned. A durable destination never loses an event to the timeout.
     func settleArrived() {
         let pending = integration.pendingCalls
-        let late = pending.expire()
-        if !late.isEmpty { abandon(tokens: late, reason: "no answer within \(hookTimeout) s", crossOff: true) }
-        for refusal in pending.takeRefusals() { integration.notice(Int32(AH_NOTICE_REFUSED), refusal) }
-        defer { if !parked.isEmpty { pending.scheduleExpiryWake() } }
         var retries: [ParkedEvent] = []
-        for (token, result) in pending.drain() {
+        let (late, refusals, answers) = pending.collect()
+        if !late.isEmpty {
+            var gone: [UInt64] = [], kept: [UInt64] = []
+            for token in late {
+                guard let p = parked[token] else { continue }
+                if p.ticket == nil {
+                    gone.append(token)
+                } else if p.attempt < retryPolicy.maxAttempts {
+                    retries.append(parked.removeValue(forKey: token)!)
+                } else {
+                    kept.append(token)
+                }
+            }
+            let reason = "no answer within \(hookTimeout) s"
+            abandon(tokens: gone, reason: reason, crossOff: true)
+            abandon(tokens: kept, reason: reason + " after \(retryPolicy.maxAttempts) attempts; kept on the durable queue for the next run", crossOff: false)
+            if !retries.isEmpty {
+                integration.hostLog(.warn, "\(retries.count) call\(retries.count == 1 ? "" : "s") answered pending, then \(reason); called again (on the durable queue until answered)")
+            }
+        }
+        for refusal in refusals { integration.notice(Int32(AH_NOTICE_REFUSED), refusal) }
+        for (token, result) in answers {
             guard let p = parked.removeValue(forKey: token) else { continue }
             switch result {
             case .ok:

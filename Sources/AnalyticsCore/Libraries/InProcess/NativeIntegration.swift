@@ -167,6 +167,9 @@ package final class NativeIntegration: @unchecked Sendable {
     /// This instance's pending calls (answers arrive there from any thread).
     var pendingCalls: PendingCalls { services.pendingCalls }
 
+    /// Writes to the host's log under the library's key (as the library's own log calls do).
+    func hostLog(_ level: NativeLogLevel, _ message: String) { services.services.log(level, message) }
+
     /// This instance's Retry-After, as its library passed it on (ABI 1.3, `AH_EXT_RETRY_AFTER`).
     var retryHint: RetryHint { services.retryHint }
 

@@ -175,6 +175,8 @@ package final class ProcessDestination: DestinationPlugin, ApplicationLifecycle,
             start["signals"] = ["maximumBufferSize": .number(Double(signals.currentConfiguration.maximumBufferSize))]
         }
         start["hookTimeout"] = .number(JSONNumber(analytics.configuration.hookTimeout))
+        // A durable destination's calls past the hook timeout are called again, not abandoned.
+        if durability != nil { start["durable"] = true }
         let keeps = NativeLogLevel.threshold(of: analytics.configuration)
         start["logThreshold"] = .number(JSONNumber(Int(([NativeLogLevel.debug, .info, .warn, .error].first(where: keeps) ?? .error).rawValue)))
         start["retry"] = ["maxAttempts": .number(Double(retryPolicy.maxAttempts)), "initialDelay": .number(retryPolicy.initialDelay),

@@ -168,6 +168,9 @@ package enum PluginRunner {
         var redeliverySerial: UInt64?
         var answeredSerials: [UInt64] = []
         var hookTimeout = 10.0
+        /// The host keeps this destination's events on disk until finished (its calls past the hook
+        /// timeout are called again instead of abandoned).
+        var durable = false
         /// The least AH_LOG_* level the host keeps (from `start`), for `log_enabled`.
         var logThreshold: Int32 = 0
 
@@ -291,6 +294,7 @@ package enum PluginRunner {
                                                 maxHintedDelay: retry["maxHintedDelay"]?.doubleValue ?? 30)
             }
             if let timeout = start["hookTimeout"]?.doubleValue { hookTimeout = timeout }
+            durable = start["durable"]?.boolValue ?? false
             if let least = start["logThreshold"]?.intValue { logThreshold = Int32(least) }
             let table = HostTable(services(options: start["options"]?.objectValue ?? [:],
                                                    storageDirectory: start["storageDirectory"]?.stringValue))

@@ -40,12 +40,11 @@ extension PluginRunner.Server {
         let token = pending.takeCall()
         if status == ah_status(AH_PENDING) {
             guard token != 0 else { return (ah_status(AH_ERR_PERMANENT), "\(op.hookName) answered AH_PENDING without taking a completion token") }
-            pending.park(token, timeout: hookTimeout)
             let serial = redeliverySerial ?? nextSerial
             if redeliverySerial == nil { nextSerial += 1 }
             parked[token] = RunnerParkedEvent(op: op, bytes: [UInt8](UnsafeRawBufferPointer(start: text, count: length)),
                                               attempt: currentAttempt, serial: serial)
-            pending.scheduleExpiryWake()
+            pending.park(token, timeout: hookTimeout)  // arms the expiry wake-up too
             return (Self.parkedStatus, "")
         }
         if token != 0, pending.void(token) {
@@ -62,13 +61,33 @@ extension PluginRunner.Server {
     /// Acts on the answers that arrived and on calls past their deadline.
     func settleParked(beat: () -> Void) {
         guard let pending = table?.pendingCalls else { return }
-        let late = pending.expire()
-        if !late.isEmpty { abandon(late, reason: "no answer within \(hookTimeout) s", final: true) }
-        if let instance, let notices = library.notices {
-            for refusal in pending.takeRefusals() { notices.tell(instance, Int32(AH_NOTICE_REFUSED), refusal) }
-        }
         var retries: [RunnerParkedEvent] = []
-        for (token, result) in pending.drain() {
+        let (late, refusals, answers) = pending.collect()
+        if !late.isEmpty {
+            // As in-process: a durable destination's late calls are answered retryable, and once
+            // their attempts are spent stay on its queue (not told as answered).
+            let reason = "no answer within \(hookTimeout) s"
+            if durable {
+                var kept: [UInt64] = []
+                for token in late {
+                    guard let p = parked[token] else { continue }
+                    if p.attempt < retryPolicy.maxAttempts { retries.append(parked.removeValue(forKey: token)!) } else { kept.append(token) }
+                }
+                abandon(kept, reason: reason + " after \(retryPolicy.maxAttempts) attempts; kept on the durable queue for the next run", final: false)
+                if !retries.isEmpty {
+                    out.frame(.call) { w in
+                        w.u32(0); w.u8(IsolationWire.Function.log.rawValue); w.i64(Int64(NativeLogLevel.warn.rawValue))
+                        w.text("\(retries.count) call\(retries.count == 1 ? "" : "s") answered pending, then \(reason); called again (on the durable queue until answered)")
+                    }
+                }
+            } else {
+                abandon(late, reason: reason, final: true)
+            }
+        }
+        if let instance, let notices = library.notices {
+            for refusal in refusals { notices.tell(instance, Int32(AH_NOTICE_REFUSED), refusal) }
+        }
+        for (token, result) in answers {
             guard let p = parked.removeValue(forKey: token) else { continue }
             switch result {
             case .ok: answeredSerials.append(p.serial)
@@ -86,7 +105,6 @@ extension PluginRunner.Server {
             sleepBeating(retryPolicy.delay(afterAttempt: retries.map(\.attempt).min()!, hint: table?.retryHint), beat: beat)
             for p in retries { redeliver(p, beat: beat) }
         }
-        if !parked.isEmpty { pending.scheduleExpiryWake() }
         tellAnswered()
     }
 
