@@ -28,7 +28,10 @@ import Testing
     func killedChildrenLoseNoAcceptedEvent(mode: IsolationMode) throws {
         let plugins = makeTempDirectory("loader")
         defer { FixtureBuilder.remove(plugins) }
-        try FixtureBuilder.library("batcher", in: plugins)
+        // Room for every call the host may hand it (25,000 held calls): with the fixture's own
+        // 2,048 it answered the rest retryable ("holding 2048 events already"), and after four
+        // attempts the host failed one for good.
+        try FixtureBuilder.library("batcher", in: plugins, defines: ["MAX_HELD=32768"])
         let storage = makeTempDirectory("durable-crash")
         // A slow vendor: each upload is answered a while after it arrived.
         let server = try LoopbackHTTPServer(options: .init(respond: { _ in
