@@ -79,6 +79,9 @@ extension HostServices {
                     if count > 0 { weak.value?.log(.warning, "\(key): \(LibraryOutput.suppressedText(count, what: "log lines"))") }
                 }
                 say(before)
+                // An error is a problem the summary reports (exit 3) even when the rate limit keeps
+                // its line off the terminal.
+                if level == .error { weak.value?.libraryProblems.logged(key: key, LibraryOutput.cut(whole)) }
                 guard print else {
                     // Said within a second, whether or not the library logs again.
                     if rate.arm() { DispatchQueue.global().asyncAfter(deadline: .now() + 1) { rate.saySuppressed(say) } }
@@ -93,7 +96,6 @@ extension HostServices {
                 case .error: mapped = .error
                 }
                 guard let analytics = weak.value else { return }
-                if level == .error { analytics.libraryProblems.logged(key: key, text) }
                 analytics.log(mapped, "\(key): \(text)")
             },
             sendEvent: { bytes in
